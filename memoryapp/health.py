@@ -1,0 +1,56 @@
+"""GET /healthz: each part of the service and whether it answers."""
+
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.http import require_GET
+
+from memoryapp import embeddings
+from memoryapp.celery import app as celery_app
+
+
+def _database() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+        version, vector = cursor.fetchone()
+    if vector is None:
+        return {"ok": False, "error": "the vector extension is not installed", "server": version}
+    return {"ok": True, "server": version.split(" on ")[0], "vector_extension": vector}
+
+
+def _broker() -> dict:
+    with celery_app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+    return {"ok": True}
+
+
+def _workers() -> dict:
+    replies = celery_app.control.ping(timeout=1.0)
+    names = sorted(name for reply in replies for name in reply)
+    if not names:
+        return {"ok": False, "error": "no Celery worker answered a ping within 1 s", "live": []}
+    return {"ok": True, "live": names}
+
+
+def _embedding_model() -> dict:
+    path = embeddings.model_path()
+    info = {"name": settings.EMBEDDING_MODEL, "dimensions": settings.EMBEDDING_DIM, "loaded": embeddings.is_loaded()}
+    if not path.exists():
+        return {**info, "ok": False, "error": f"model files not found at {path}"}
+    return {**info, "ok": True}
+
+
+CHECKS = {"database": _database, "broker": _broker, "workers": _workers, "embedding_model": _embedding_model}
+
+
+@require_GET
+def healthz(request):
+    parts = {}
+    for name, check in CHECKS.items():
+        try:
+            parts[name] = check()
+        except Exception as exc:  # a health check reports every failure instead of raising it
+            parts[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    failing = [name for name, part in parts.items() if not part["ok"]]
+    body = {"status": "ok" if not failing else "unavailable", "failing": failing, **parts}
+    return JsonResponse(body, status=200 if not failing else 503)

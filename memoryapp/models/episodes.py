@@ -1,0 +1,69 @@
+import uuid
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from memoryapp.models.tenancy import Agent, Organization, Project, User
+
+EMBEDDING_DIM = 384
+
+
+class Episode(models.Model):
+    """One message, document, tool result or observation, as received (after the secret gate)."""
+
+    class Source(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        TOOL = "tool"
+        WEB = "web"
+        DOCUMENT = "document"
+        SYSTEM = "system"
+
+    class Trust(models.TextChoices):
+        TRUSTED = "trusted"
+        UNTRUSTED = "untrusted"
+
+    class Extraction(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+        SKIPPED = "skipped"
+
+    UNTRUSTED_SOURCES = {Source.TOOL, Source.WEB, Source.DOCUMENT}
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="episodes")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="episodes")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="episodes")
+    session = models.CharField(max_length=200, blank=True, default="")
+    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True, related_name="episodes")
+    source = models.CharField(max_length=16, choices=Source.choices)
+    trust = models.CharField(max_length=16, choices=Trust.choices)
+    content = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    received_at = models.DateTimeField(default=timezone.now)
+    extraction = models.CharField(max_length=16, choices=Extraction.choices, default=Extraction.PENDING)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="english"), output_field=SearchVectorField(), db_persist=True
+    )
+
+    class Meta:
+        ordering = ["occurred_at", "received_at"]
+        indexes = [
+            models.Index(fields=["organization", "user", "occurred_at"], name="episode_owner_time"),
+            GinIndex(fields=["search_vector"], name="episode_fulltext"),  # selectors.search full-text leg
+            HnswIndex(fields=["embedding"], name="episode_embedding_hnsw", opclasses=["vector_cosine_ops"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(content=""), name="%(app_label)s_%(class)s_content_not_empty"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} episode {self.id}"

@@ -1,0 +1,120 @@
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+from memoryapp.models.tenancy import Organization
+
+
+class Actor(models.TextChoices):
+    AGENT = "agent"
+    USER = "user"
+    ADMIN = "admin"
+    JOB = "job"
+    SYSTEM = "system"
+
+
+class MemoryEvent(models.Model):
+    """The audit row of one operation. Keeps ids and counts, never memory or episode text."""
+
+    class Op(models.TextChoices):
+        ADD = "ADD"
+        UPDATE = "UPDATE"
+        SUPERSEDE = "SUPERSEDE"
+        INVALIDATE = "INVALIDATE"
+        NOOP = "NOOP"
+        ARCHIVE = "ARCHIVE"
+        RESTORE = "RESTORE"
+        QUARANTINE = "QUARANTINE"
+        APPROVE = "APPROVE"
+        REJECT = "REJECT"
+        DELETE = "DELETE"
+        REDACT = "REDACT"
+        MERGE = "MERGE"
+        SUMMARIZE = "SUMMARIZE"
+        CORRECT = "CORRECT"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="events")
+    # Plain ids, not foreign keys: the event outlives a hard-deleted memory or episode.
+    memory_id = models.UUIDField(null=True, blank=True, db_index=True)
+    episode_id = models.UUIDField(null=True, blank=True, db_index=True)
+    user_id = models.UUIDField(null=True, blank=True, db_index=True)
+    op = models.CharField(max_length=16, choices=Op.choices)
+    actor_type = models.CharField(max_length=16, choices=Actor.choices)
+    actor_id = models.CharField(max_length=64)
+    reason = models.CharField(max_length=300)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(actor_id=""), name="%(app_label)s_%(class)s_actor_named")
+        ]
+
+
+class AccessLog(models.Model):
+    """One read by a principal: which memories it was shown, for which query, when."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="access_logs")
+    actor_type = models.CharField(max_length=16, choices=Actor.choices)
+    actor_id = models.CharField(max_length=64)
+    user_id = models.UUIDField(null=True, blank=True, db_index=True)
+    endpoint = models.CharField(max_length=40)
+    query = models.TextField(blank=True, default="")
+    memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    episode_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Job(models.Model):
+    """A background run (extraction, consolidation, decay, evaluation) with its progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        RETRYING = "retrying"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs")
+    kind = models.CharField(max_length=40)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=200, blank=True, default="")
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(progress__gte=0, progress__lte=1), name="%(app_label)s_%(class)s_progress_0_1"
+            )
+        ]
+
+
+class DeletionReceipt(models.Model):
+    """What a deletion removed: ids, counts and time, never content."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="receipts")
+    user_id = models.UUIDField(null=True, blank=True)
+    actor_type = models.CharField(max_length=16, choices=Actor.choices)
+    actor_id = models.CharField(max_length=64)
+    target = models.CharField(max_length=40)
+    deleted = models.JSONField(default=dict)
+    recomputed = models.JSONField(default=list)
+    at = models.DateTimeField(default=timezone.now)

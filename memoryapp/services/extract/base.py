@@ -1,0 +1,58 @@
+"""The candidate type every extraction backend produces (rules and LLM alike)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+# How a statement relates to what was said before; the judge turns this into an operation.
+#   state    a plain assertion ("I'm vegetarian")
+#   refine   adds detail to a known fact without replacing it ("I still eat eggs")
+#   change   the world changed ("I eat fish now", "I moved to Lisbon")
+#   negate   a fact stopped being true, without a new value ("I'm not vegetarian anymore")
+#   correct  an earlier statement was wrong ("actually, I work at Globex, not Initech")
+#   retract  the user takes back what they just said in this session ("I was kidding")
+Relation = Literal["state", "refine", "change", "negate", "correct", "retract"]
+
+SINGLE_VALUED_ATTRIBUTES = frozenset({"name", "age", "job", "employer", "city", "diet", "birthday", "relationship_status"})
+
+
+@dataclass(frozen=True)
+class EpisodeInput:
+    """What an extractor sees of one episode: never a model instance, so backends stay pure."""
+
+    content: str
+    occurred_at: datetime
+    source: str = "user"  # user, assistant, tool, web, document, system
+    session: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str  # a short self-contained statement in the third person: "Sam is vegetarian."
+    subject: str  # "sam", or e.g. "sam's sister" for facts about someone else
+    attribute: str  # diet, city, employer, job, name, pet, family, likes, dislikes, plan, instruction, ...
+    value: str  # normalized value: "vegetarian", "eats fish", "Lisbon"
+    valid_from: datetime  # absolute, resolved from the episode's occurred_at
+    importance: int = 5  # 1-10
+    confidence: float = 0.8  # 0-1
+    relation: Relation = "state"
+    kind: Literal["semantic", "procedural"] = "semantic"  # standing instructions are procedural
+    episode_index: int = 0  # which of the extracted episodes it came from
+    cardinality: Literal["single", "multi"] = field(default="multi")
+
+    def __post_init__(self):
+        if not 1 <= self.importance <= 10:
+            raise ValueError("importance must be within 1-10")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError("confidence must be within 0-1")
+
+
+class Extractor(Protocol):
+    def extract(self, episodes: list[EpisodeInput], *, subject: str) -> list[Candidate]:
+        """Candidates from these episodes of one conversation, in the order they were said.
+
+        `subject` is how the user is named in memory texts (their external id, e.g. "sam").
+        """
+        ...

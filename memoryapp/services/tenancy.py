@@ -1,0 +1,76 @@
+"""Writes for organizations, users and agent keys."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryapp.models import Agent, Organization, Project, User
+
+
+def organization_get_or_create(*, name: str) -> Organization:
+    organization, _ = Organization.objects.get_or_create(name=name)
+    return organization
+
+
+@transaction.atomic
+def user_create(
+    *, organization: Organization, external_id: str, username: str | None = None, password: str | None = None,
+    email: str = "", is_org_admin: bool = False,
+) -> User:
+    """A user of the organization; without a password the account cannot log in until invited."""
+    user = User(
+        organization=organization,
+        external_id=external_id,
+        username=username or f"{organization.id.hex[:8]}.{external_id}"[:150],
+        email=email,
+        is_org_admin=is_org_admin,
+    )
+    if password:
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    user.save()
+    return user
+
+
+def user_get_or_create_for_agent(*, organization: Organization, external_id: str) -> User:
+    """Agents may name end users who have no login yet: create them inside the agent's organization."""
+    user = User.objects.filter(organization=organization, external_id=external_id).first()
+    return user or user_create(organization=organization, external_id=external_id)
+
+
+@transaction.atomic
+def agent_create(
+    *, organization: Organization, name: str, permissions: Iterable[str],
+    allowed_users: Iterable[User] = (), allowed_projects: Iterable[Project] = (),
+) -> tuple[Agent, str]:
+    """A new agent and its raw key. The key is returned once and only its hash is stored."""
+    permissions = set(permissions)
+    unknown = permissions - set(Agent.Permission.values)
+    if unknown:
+        raise ValueError(f"unknown permissions {sorted(unknown)}; use read, write, delete")
+    raw_key, prefix = Agent.new_key()
+    agent = Agent.objects.create(
+        organization=organization,
+        name=name,
+        key_prefix=prefix,
+        key_hash=Agent.hash_key(raw_key),
+        can_read="read" in permissions,
+        can_write="write" in permissions,
+        can_delete="delete" in permissions,
+    )
+    agent.allowed_users.set(allowed_users)
+    agent.allowed_projects.set(allowed_projects)
+    return agent, raw_key
+
+
+def agent_revoke(*, agent: Agent) -> None:
+    Agent.objects.filter(pk=agent.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def generate_password() -> str:
+    return secrets.token_urlsafe(12)

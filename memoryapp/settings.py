@@ -1,0 +1,170 @@
+"""memoryapp settings: everything comes from the environment, with safe defaults for local use."""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: bool) -> bool:
+    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def envint(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def envfloat(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def envlist(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+INSECURE_DEFAULT_SECRET = "memoryapp-local-development-only-not-secret"
+SECRET_KEY = os.environ.get("SECRET_KEY", INSECURE_DEFAULT_SECRET)
+DEBUG = envbool("DEBUG", True)
+if not DEBUG and SECRET_KEY == INSECURE_DEFAULT_SECRET:
+    raise ImproperlyConfigured("DEBUG is off but SECRET_KEY is the default: set SECRET_KEY to a long random value.")
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+
+# Embedded PostgreSQL and Redis under the data folder unless external servers are named.
+DATA_DIR = Path(os.environ.get("MEMORYAPP_DATA_DIR", BASE_DIR / "var")).resolve()
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if not DATABASE_URL or not REDIS_URL:
+    from memoryapp import embedded
+
+    _urls = embedded.start(DATA_DIR, postgres=not DATABASE_URL, redis=not REDIS_URL)
+    DATABASE_URL = DATABASE_URL or _urls["database"]
+    REDIS_URL = REDIS_URL or _urls["redis"]
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 60))}
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "memoryapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memoryapp.urls"
+WSGI_APPLICATION = "memoryapp.wsgi.application"
+AUTH_USER_MODEL = "memoryapp.User"
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True  # serve from static/ directly in local runs, no collectstatic needed
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Request size limits: the gate refuses larger episodes with a clear 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MAX_REQUEST_BYTES", 1_048_576)
+MEMORY_MAX_EPISODE_CHARS = envint("MEMORY_MAX_EPISODE_CHARS", 20_000)
+MEMORY_MAX_MESSAGES_PER_REQUEST = envint("MEMORY_MAX_MESSAGES_PER_REQUEST", 200)
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memoryapp API",
+    "DESCRIPTION": "Long-term memory for LLM agents: write episodes, search memories, assemble context, govern.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Embeddings: the packaged all-MiniLM-L6-v2 by default, or any local sentence-transformers path.
+EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+EMBEDDING_DIM = 384
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32)
+
+# Optional LLM (OpenAI-compatible chat completions); unset means the offline rules engine.
+MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")
+MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
+MEMORY_LLM_TIMEOUT = envfloat("MEMORY_LLM_TIMEOUT", 30.0)
+MEMORY_EXTRACTOR = os.environ.get("MEMORY_EXTRACTOR", "llm" if MEMORY_LLM_BASE_URL else "rules")
+
+# Celery: Redis as broker and result store; tasks are acknowledged after they finish so a
+# worker killed mid-task leaves the task to be redelivered.
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 3600
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Periodic jobs, filled in by memoryapp.jobs (each entry configurable by environment).
+CELERY_BEAT_SCHEDULE: dict = {}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

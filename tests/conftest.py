@@ -1,0 +1,49 @@
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_database_url() -> str:
+    """A URL for the test database that other processes (a real worker) can use."""
+    params = connection.get_connection_params()
+    host = params.get("host", "")
+    port = params.get("port") or 5432
+    name = connection.settings_dict["NAME"]
+    user = params.get("user", "postgres")
+    if host.startswith("/"):
+        return f"postgresql://{user}@/{name}?host={host}"
+    password = params.get("password", "")
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real Celery worker process (not eager mode) on the test database and the test Redis."""
+    with django_db_blocker.unblock():
+        database_url = test_database_url()
+    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": settings.REDIS_URL,
+           "DJANGO_SETTINGS_MODULE": "memoryapp.settings"}
+    from memoryapp.celery import app
+
+    app.control.purge()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "memoryapp", "worker", "--concurrency", "1", "--loglevel", "WARNING",
+         "--hostname", f"test-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        if worker.poll() is not None or time.monotonic() > deadline:
+            worker.kill()
+            raise RuntimeError("the test Celery worker did not come up")
+    yield worker
+    worker.terminate()
+    worker.wait(30)
