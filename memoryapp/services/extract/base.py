@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -40,13 +40,16 @@ class Candidate:
     relation: Relation = "state"
     kind: Literal["semantic", "procedural"] = "semantic"  # standing instructions are procedural
     episode_index: int = 0  # which of the extracted episodes it came from
-    cardinality: Literal["single", "multi"] = field(default="multi")
 
     def __post_init__(self):
         if not 1 <= self.importance <= 10:
             raise ValueError("importance must be within 1-10")
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError("confidence must be within 0-1")
+
+    @property
+    def cardinality(self) -> Literal["single", "multi"]:
+        return "single" if self.attribute in SINGLE_VALUED_ATTRIBUTES else "multi"
 
 
 class Extractor(Protocol):
