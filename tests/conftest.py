@@ -11,7 +11,7 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_database_url() -> str:
+def database_url_for_other_processes() -> str:
     """A URL for the test database that other processes (a real worker) can use."""
     params = connection.get_connection_params()
     host = params.get("host", "")
@@ -28,7 +28,7 @@ def test_database_url() -> str:
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real Celery worker process (not eager mode) on the test database and the test Redis."""
     with django_db_blocker.unblock():
-        database_url = test_database_url()
+        database_url = database_url_for_other_processes()
     env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": settings.REDIS_URL,
            "DJANGO_SETTINGS_MODULE": "memoryapp.settings"}
     from memoryapp.celery import app
