@@ -15,6 +15,7 @@ import os
 import subprocess
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import fasteners
@@ -23,6 +24,9 @@ import psutil
 DATABASE_NAME = "memoryapp"
 # Unix socket paths are limited to 107 bytes; deep checkouts fall back to a short temp path.
 _MAX_SOCKET_PATH = 100
+
+# pgserver's platformdirs lookup warns on every start where XDG_RUNTIME_DIR is unset; harmless here.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 _handles_path: Path | None = None
 _owner_pid: int | None = None

@@ -47,3 +47,45 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     yield worker
     worker.terminate()
     worker.wait(30)
+
+
+@pytest.fixture
+def acme(db):
+    from tests.factories import org
+
+    return org("Acme")
+
+
+@pytest.fixture
+def globex(db):
+    from tests.factories import org
+
+    return org("Globex")
+
+
+@pytest.fixture
+def alice(acme):
+    from tests.factories import make_user
+
+    return make_user(acme, "alice")
+
+
+@pytest.fixture
+def bob(acme):
+    from tests.factories import make_user
+
+    return make_user(acme, "bob")
+
+
+@pytest.fixture
+def charlie(globex):
+    from tests.factories import make_user
+
+    return make_user(globex, "charlie")
+
+
+@pytest.fixture
+def acme_admin(acme):
+    from tests.factories import make_user
+
+    return make_user(acme, "ada", admin=True)

@@ -69,6 +69,9 @@ class Memory(models.Model):
     # World time (half-open [valid_from, valid_to)) and belief time ([recorded_at, expired_at)).
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
+    # When the store learned `valid_to`: a question about what was believed before then still
+    # sees the fact as open-ended (belief time applies to the end of validity too).
+    valid_to_recorded_at = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)
     expired_at = models.DateTimeField(null=True, blank=True)
 
@@ -111,6 +114,11 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=Q(valid_to__isnull=True) | Q(valid_from__lt=F("valid_to")),
                 name="%(app_label)s_%(class)s_valid_from_before_valid_to",
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True, valid_to_recorded_at__isnull=True)
+                | Q(valid_to__isnull=False, valid_to_recorded_at__isnull=False),
+                name="%(app_label)s_%(class)s_valid_to_has_recorded_at",
             ),
             models.CheckConstraint(
                 condition=Q(expired_at__isnull=True) | Q(recorded_at__lt=F("expired_at")),

@@ -1,0 +1,125 @@
+"""The one way to read memories and episodes: a principal, then organization, grants, user and
+requested scopes, before any other filter. Another tenant's row simply does not exist here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memoryapp.models import Agent, Episode, Memory, Project, User
+from memoryapp.services.actors import ActorRef
+
+ALL_SCOPES = tuple(Memory.Scope.values)
+
+
+class AccessDenied(Exception):
+    """The principal may not read this (a missing permission, not a missing row)."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    organization_id: object
+    agent: Agent | None = None
+    user: User | None = None
+
+    @classmethod
+    def for_agent(cls, agent: Agent) -> Principal:
+        return cls(organization_id=agent.organization_id, agent=agent)
+
+    @classmethod
+    def for_user(cls, user: User) -> Principal:
+        return cls(organization_id=user.organization_id, user=user)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.user is not None and self.user.is_org_admin
+
+    @property
+    def actor(self) -> ActorRef:
+        return ActorRef.for_agent(self.agent) if self.agent else ActorRef.for_user(self.user)
+
+
+def _allowed_users_q(principal: Principal, field: str) -> Q:
+    """Agent restrictions and the end user's own view, as a filter on `field` (a user id column)."""
+    if principal.agent is not None:
+        allowed = list(principal.agent.allowed_users.values_list("id", flat=True))
+        return Q(**{f"{field}__in": allowed}) if allowed else Q()
+    if principal.is_admin:
+        return Q()
+    return Q(**{field: principal.user.id})
+
+
+def _allowed_projects(principal: Principal) -> list | None:
+    """Project ids the principal may read, or None for all of the organization's."""
+    if principal.agent is not None:
+        allowed = list(principal.agent.allowed_projects.values_list("id", flat=True))
+        return allowed or None
+    if principal.is_admin:
+        return None
+    return list(principal.user.projects.values_list("id", flat=True))
+
+
+def scoped_memories(
+    principal: Principal, *, user: User | None = None, scopes: Iterable[str] = ALL_SCOPES, session: str = "",
+    project: Project | None = None,
+) -> QuerySet[Memory]:
+    """Memories the principal may read, limited to `user` and the requested scopes."""
+    scopes = set(scopes)
+    base = Memory.objects.filter(organization_id=principal.organization_id)
+    owned = _allowed_users_q(principal, "user_id")
+    allowed_projects = _allowed_projects(principal)
+
+    wanted = Q(pk__in=[])
+    personal = owned & (Q(user=user) if user is not None else Q())
+    if "user" in scopes:
+        wanted |= Q(scope=Memory.Scope.USER) & personal
+    if "session" in scopes and session:
+        wanted |= Q(scope=Memory.Scope.SESSION, session=session) & personal
+    if "project" in scopes:
+        in_project = Q(scope=Memory.Scope.PROJECT)
+        if project is not None:
+            in_project &= Q(project=project)
+        if allowed_projects is not None:
+            in_project &= Q(project_id__in=allowed_projects)
+        wanted |= in_project
+    if "org" in scopes:
+        wanted |= Q(scope=Memory.Scope.ORG)
+    return base.filter(wanted)
+
+
+def scoped_episodes(principal: Principal, *, user: User | None = None) -> QuerySet[Episode]:
+    episodes = Episode.objects.filter(organization_id=principal.organization_id).filter(
+        _allowed_users_q(principal, "user_id")
+    )
+    allowed_projects = _allowed_projects(principal)
+    if allowed_projects is not None:
+        episodes = episodes.filter(Q(project__isnull=True) | Q(project_id__in=allowed_projects))
+    return episodes.filter(user=user) if user is not None else episodes
+
+
+def valid_at(
+    memories: QuerySet[Memory], *, as_of: datetime | None = None, known_at: datetime | None = None,
+    include_archived: bool = False,
+) -> QuerySet[Memory]:
+    """Memories true at world time `as_of` as the store believed at `known_at` (both default now).
+
+    Half-open intervals. A superseded fact comes back for questions about its time; an
+    invalidated one only for a `known_at` before it was found wrong; quarantined never.
+    """
+    now = timezone.now()
+    as_of, known_at = as_of or now, known_at or now
+    statuses = [Memory.Status.ACTIVE, Memory.Status.SUPERSEDED, Memory.Status.INVALIDATED]
+    if include_archived:
+        statuses.append(Memory.Status.ARCHIVED)
+    end_known = Q(valid_to__isnull=False, valid_to_recorded_at__lte=known_at)
+    return memories.filter(
+        Q(status__in=statuses),
+        Q(valid_from__lte=as_of),
+        ~(end_known & Q(valid_to__lte=as_of)),
+        Q(recorded_at__lte=known_at),
+        Q(expired_at__isnull=True) | Q(expired_at__gt=known_at),
+    )

@@ -1,0 +1,243 @@
+"""Apply: each operation is one transaction with its event. Single-valued slots are locked so
+concurrent writers never leave two active values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from uuid import UUID
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from memoryapp import embeddings
+from memoryapp.models import Episode, Memory, MemoryEvent, Organization, User
+from memoryapp.services.actors import ActorRef
+from memoryapp.services.extract.base import Candidate
+from memoryapp.services.judge import Decision, judge
+
+Op = MemoryEvent.Op
+SIMILAR_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class Operation:
+    op: str
+    memory_id: UUID | None
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"op": self.op, "memory_id": str(self.memory_id) if self.memory_id else None, "reason": self.reason}
+
+
+@dataclass
+class MemoryDraft:
+    """Everything needed to write a memory, whatever produced it (extraction, API, job)."""
+
+    organization: Organization
+    user: User | None
+    text: str
+    embedding: np.ndarray
+    subject: str = ""
+    attribute: str = ""
+    value: str = ""
+    cardinality: str = Memory.Cardinality.MULTI
+    kind: str = Memory.Kind.SEMANTIC
+    scope: str = Memory.Scope.USER
+    project_id: UUID | None = None
+    session: str = ""
+    importance: int = 5
+    confidence: float = 0.8
+    provenance: str = Memory.Provenance.USER_STATED
+    status: str = Memory.Status.ACTIVE
+    status_reason: str = ""
+    valid_from: datetime | None = None
+    sources: Sequence[Episode] = field(default_factory=list)
+    agent_id: UUID | None = None
+
+
+def event_record(
+    *, organization: Organization, op: str, actor: ActorRef, reason: str, memory_id=None, episode_id=None,
+    user_id=None, data: dict | None = None,
+) -> MemoryEvent:
+    return MemoryEvent.objects.create(
+        organization=organization, op=op, actor_type=actor.type, actor_id=actor.id, reason=reason[:300],
+        memory_id=memory_id, episode_id=episode_id, user_id=user_id, data=data or {},
+    )
+
+
+def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: str) -> None:
+    """Serialize writers of one slot until the end of the transaction."""
+    key = f"{organization_id}:{user_id}:{project_id}:{subject.lower()}:{attribute}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+
+
+def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:
+    memory.sources.add(*episodes, through_defaults={"organization_id": memory.organization_id})
+
+
+def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op.ADD, supersedes=None) -> Memory:
+    now = timezone.now()
+    memory = Memory.objects.create(
+        organization=draft.organization, user=draft.user, project_id=draft.project_id, session=draft.session,
+        scope=draft.scope, kind=draft.kind, text=draft.text, subject=draft.subject, attribute=draft.attribute,
+        value=draft.value, cardinality=draft.cardinality, importance=draft.importance, confidence=draft.confidence,
+        provenance=draft.provenance, status=draft.status, status_reason=draft.status_reason,
+        valid_from=draft.valid_from or now, recorded_at=now, last_accessed_at=now, embedding=draft.embedding,
+        supersedes=supersedes, agent_id=draft.agent_id,
+    )
+    _sources_add(memory, draft.sources)
+    event_record(
+        organization=draft.organization, op=op, actor=actor, reason=reason, memory_id=memory.id,
+        user_id=draft.user.id if draft.user else None,
+        data={"sources": [str(e.id) for e in draft.sources], "supersedes": str(supersedes.id) if supersedes else None},
+    )
+    return memory
+
+
+def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
+    _sources_add(memory, sources)
+    event_record(
+        organization=memory.organization, op=Op.NOOP, actor=actor, reason=reason, memory_id=memory.id,
+        user_id=memory.user_id, data={"sources_added": [str(e.id) for e in sources]},
+    )
+
+
+def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason: str) -> None:
+    """A complement: the memory now says both things, with the union of sources."""
+    memory.value = f"{memory.value}; {draft.value}" if memory.value else draft.value
+    memory.text = f"{memory.text.rstrip('.')}; {_lower_first(_without_subject(draft.text, draft.subject))}"
+    memory.importance = max(memory.importance, draft.importance)
+    memory.embedding = embeddings.encode_one(memory.text)
+    memory.save(update_fields=["value", "text", "importance", "embedding"])
+    _sources_add(memory, draft.sources)
+    event_record(
+        organization=memory.organization, op=Op.UPDATE, actor=actor, reason=reason, memory_id=memory.id,
+        user_id=memory.user_id, data={"sources_added": [str(e.id) for e in draft.sources]},
+    )
+
+
+def memory_close(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason: str) -> None:
+    """The world changed: the fact held until `valid_to`; it stays as history."""
+    now = timezone.now()
+    memory.status = Memory.Status.SUPERSEDED
+    memory.valid_to = max(valid_to, memory.valid_from + timedelta(seconds=1))
+    memory.valid_to_recorded_at = now
+    memory.status_reason = reason[:300]
+    memory.save(update_fields=["status", "valid_to", "valid_to_recorded_at", "status_reason"])
+
+
+def memory_supersede(*, old: Memory, draft: MemoryDraft, actor: ActorRef, reason: str) -> Memory:
+    memory_close(memory=old, valid_to=draft.valid_from or timezone.now(), actor=actor, reason=reason)
+    draft.valid_from = old.valid_to
+    return memory_add(draft=draft, actor=actor, reason=reason, op=Op.SUPERSEDE, supersedes=old)
+
+
+def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_siblings: bool = True) -> list[UUID]:
+    """The memory was wrong: it stops being believed now. Other memories from the same source
+    episodes are flagged for review; their ids are returned."""
+    now = timezone.now()
+    memory.status = Memory.Status.INVALIDATED
+    memory.expired_at = max(now, memory.recorded_at + timedelta(microseconds=1))
+    memory.status_reason = reason[:300]
+    memory.save(update_fields=["status", "expired_at", "status_reason"])
+    flagged: list[UUID] = []
+    if flag_siblings:
+        siblings = (
+            Memory.objects.filter(organization_id=memory.organization_id, sources__in=memory.sources.all(),
+                                  status=Memory.Status.ACTIVE)
+            .exclude(pk=memory.pk)
+            .distinct()
+        )
+        flagged = list(siblings.values_list("id", flat=True))
+        Memory.objects.filter(pk__in=flagged).update(needs_review=True)
+    event_record(
+        organization=memory.organization, op=Op.INVALIDATE, actor=actor, reason=reason, memory_id=memory.id,
+        user_id=memory.user_id, data={"flagged_for_review": [str(i) for i in flagged]},
+    )
+    return flagged
+
+
+def _without_subject(text: str, subject: str) -> str:
+    name = subject.capitalize()
+    return text[len(name) + 1 :] if subject and text.startswith(name + " ") else text
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:].rstrip(".") + "."
+
+
+def draft_from_candidate(
+    candidate: Candidate, *, embedding: np.ndarray, organization: Organization, user: User, sources: Sequence[Episode],
+    provenance: str = Memory.Provenance.USER_STATED, status: str = Memory.Status.ACTIVE, status_reason: str = "",
+    session: str = "", agent_id=None,
+) -> MemoryDraft:
+    return MemoryDraft(
+        organization=organization, user=user, text=candidate.text, embedding=embedding, subject=candidate.subject.lower(),
+        attribute=candidate.attribute, value=candidate.value, cardinality=candidate.cardinality, kind=candidate.kind,
+        importance=candidate.importance, confidence=candidate.confidence, provenance=provenance, status=status,
+        status_reason=status_reason, valid_from=candidate.valid_from, sources=sources, session=session,
+        agent_id=agent_id,
+    )
+
+
+@transaction.atomic
+def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:
+    """Judge one candidate against the store and apply the decision, under the slot's lock."""
+    if draft.status == Memory.Status.QUARANTINED:
+        memory = memory_add(draft=draft, actor=actor, reason=draft.status_reason or "untrusted", op=Op.QUARANTINE)
+        return [Operation(Op.QUARANTINE, memory.id, draft.status_reason)]
+    owner = {"organization_id": draft.organization.id, "user_id": draft.user.id if draft.user else None,
+             "project_id": draft.project_id}
+    if candidate.attribute:
+        slot_lock(**owner, subject=draft.subject, attribute=candidate.attribute)
+    active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE)
+    slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
+    if candidate.attribute:
+        similar = []
+    else:
+        similar = [
+            (m, 1 - m.distance)
+            for m in active.annotate(distance=CosineDistance("embedding", draft.embedding)).order_by("distance")[
+                :SIMILAR_CANDIDATES
+            ]
+        ]
+    session_recent = (
+        list(active.filter(sources__session=draft.session).exclude(session="").distinct().order_by("recorded_at"))
+        if candidate.relation == "retract" and draft.session
+        else []
+    )
+    decision = judge(candidate, slot=slot, similar=similar, session_recent=session_recent)
+    return decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
+
+
+def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:
+    target = decision.target
+    if not decision.op:
+        return []
+    if decision.op == Op.ADD:
+        memory = memory_add(draft=draft, actor=actor, reason=decision.reason)
+        return [Operation(Op.ADD, memory.id, decision.reason)]
+    if decision.op == Op.NOOP:
+        memory_noop(memory=target, sources=draft.sources, actor=actor, reason=decision.reason)
+        return [Operation(Op.NOOP, target.id, decision.reason)]
+    if decision.op == Op.UPDATE:
+        memory_update(memory=target, draft=draft, actor=actor, reason=decision.reason)
+        return [Operation(Op.UPDATE, target.id, decision.reason)]
+    if decision.op == Op.SUPERSEDE:
+        if candidate.relation == "negate":
+            draft.value = f"not {draft.value}"
+        new = memory_supersede(old=target, draft=draft, actor=actor, reason=decision.reason)
+        return [Operation(Op.SUPERSEDE, new.id, decision.reason)]
+    assert decision.op == Op.INVALIDATE, f"unknown operation {decision.op!r}"
+    memory_invalidate(memory=target, actor=actor, reason=decision.reason)
+    operations = [Operation(Op.INVALIDATE, target.id, decision.reason)]
+    if decision.also_add:
+        draft.valid_from = min(draft.valid_from or target.valid_from, target.valid_from)
+        memory = memory_add(draft=draft, actor=actor, reason=decision.reason)
+        operations.append(Operation(Op.ADD, memory.id, decision.reason))
+    return operations

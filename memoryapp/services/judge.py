@@ -1,0 +1,82 @@
+"""Judge: decide what a candidate does to the store. Meaning (subject, attribute, value)
+decides; similarity only brings the candidates to look at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memoryapp.models import Memory, MemoryEvent
+from memoryapp.services.extract.base import Candidate
+
+Op = MemoryEvent.Op
+# Above this cosine similarity an unstructured statement restates a memory it is compared with.
+RESTATEMENT_SIMILARITY = 0.92
+
+
+@dataclass(frozen=True)
+class Decision:
+    op: str  # ADD, UPDATE, SUPERSEDE, INVALIDATE, NOOP, or "" for "nothing to do"
+    target: Memory | None
+    reason: str
+    also_add: bool = False  # INVALIDATE of a wrong fact followed by the corrected one
+
+
+def normalize(value: str) -> str:
+    return " ".join(value.lower().replace(",", " ").split())
+
+
+def value_parts(memory: Memory) -> set[str]:
+    """An UPDATE joins complementary values with '; ' (vegetarian; eats eggs)."""
+    return {normalize(part) for part in memory.value.split(";") if part.strip()}
+
+
+def judge(
+    candidate: Candidate, *, slot: list[Memory], similar: list[tuple[Memory, float]], session_recent: list[Memory]
+) -> Decision:
+    """`slot`: active memories with the candidate's subject and attribute (newest last);
+    `similar`: (memory, cosine) of the most similar active memories in scope;
+    `session_recent`: active memories written from this session, newest last (for retractions)."""
+    if candidate.relation == "retract":
+        return _judge_retraction(candidate, session_recent)
+    if not candidate.attribute:
+        return _judge_unstructured(similar)
+    value = normalize(candidate.value)
+    same_value = [m for m in slot if value in value_parts(m) or normalize(m.value) == value]
+
+    if candidate.relation == "negate":
+        target = same_value[-1] if same_value else (slot[-1] if slot and candidate.cardinality == "single" else None)
+        if target is None:
+            return Decision("", None, f"nothing known about {candidate.attribute} to end")
+        return Decision(Op.SUPERSEDE, target, f"{candidate.attribute} stopped being true")
+
+    if same_value:
+        return Decision(Op.NOOP, same_value[-1], f"{candidate.attribute} already known; source appended")
+
+    if candidate.cardinality == "multi":
+        if candidate.relation == "correct" and slot:
+            return Decision(Op.INVALIDATE, slot[-1], f"{candidate.attribute} corrected by the user", also_add=True)
+        return Decision(Op.ADD, None, f"new {candidate.attribute}")
+
+    current = slot[-1] if slot else None
+    if current is None:
+        return Decision(Op.ADD, None, f"first value for {candidate.attribute}")
+    if candidate.relation == "refine":
+        return Decision(Op.UPDATE, current, f"{candidate.attribute} complemented")
+    if candidate.relation == "correct" or candidate.valid_from <= current.valid_from:
+        # A value that holds from before the current one began means the current one was wrong.
+        return Decision(Op.INVALIDATE, current, f"{candidate.attribute} corrected", also_add=True)
+    return Decision(Op.SUPERSEDE, current, f"{candidate.attribute} changed")
+
+
+def _judge_retraction(candidate: Candidate, session_recent: list[Memory]) -> Decision:
+    matching = [m for m in session_recent if not candidate.attribute or m.attribute == candidate.attribute]
+    if not matching:
+        return Decision("", None, "nothing said earlier in this session to retract")
+    return Decision(Op.INVALIDATE, matching[-1], "retracted by the user later in the session")
+
+
+def _judge_unstructured(similar: list[tuple[Memory, float]]) -> Decision:
+    best = max(similar, key=lambda pair: pair[1], default=None)
+    if best and best[1] >= RESTATEMENT_SIMILARITY:
+        return Decision(Op.NOOP, best[0], f"restates a known memory (cosine {best[1]:.2f})")
+    return Decision(Op.ADD, None, "nothing similar known")

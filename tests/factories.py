@@ -1,0 +1,42 @@
+"""Test data: three named actors (alice and bob in Acme, charlie in Globex) and small builders."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memoryapp.models import Organization
+from memoryapp.services.actors import ActorRef
+from memoryapp.services.ingest import MessageIn, episodes_ingest
+from memoryapp.services.tenancy import agent_create, user_create
+
+PASSWORD = "correct-horse-battery"
+
+
+def org(name: str) -> Organization:
+    return Organization.objects.get_or_create(name=name)[0]
+
+
+def make_user(organization: Organization, external_id: str, *, admin: bool = False):
+    return user_create(
+        organization=organization, external_id=external_id, username=f"{external_id}@{organization.name}".lower(),
+        password=PASSWORD, is_org_admin=admin,
+    )
+
+
+def make_agent(organization: Organization, name: str = "bot", permissions=("read", "write", "delete"), **limits):
+    return agent_create(organization=organization, name=name, permissions=permissions, **limits)
+
+
+def at(text: str) -> datetime:
+    """'2025-03-10' or '2025-03-10T09:00' as an aware UTC datetime."""
+    value = datetime.fromisoformat(text)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def say(user, content: str, *, when: str | None = None, session: str = "", source: str = "user"):
+    """Ingest one message from the user (or another source) and return its episode."""
+    result = episodes_ingest(
+        organization=user.organization, user=user, session=session, actor=ActorRef("agent", "test"),
+        messages=[MessageIn(source=source, content=content, occurred_at=at(when) if when else None)],
+    )
+    return result.episodes[0] if result.episodes else None
