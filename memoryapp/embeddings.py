@@ -57,7 +57,8 @@ def encode(texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
     vectors = _get_model().encode(
-        texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True
+        texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True,
+        show_progress_bar=False,
     )
     return vectors.astype(np.float32)
 

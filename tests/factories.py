@@ -40,3 +40,15 @@ def say(user, content: str, *, when: str | None = None, session: str = "", sourc
         messages=[MessageIn(source=source, content=content, occurred_at=at(when) if when else None)],
     )
     return result.episodes[0] if result.episodes else None
+
+
+def make_memory(user, text: str, *, embedding=None, **fields):
+    """A memory written directly (no judge), for read-path tests; real embedding unless given."""
+    from memoryapp import embeddings
+    from memoryapp.models import Memory
+
+    fields.setdefault("scope", Memory.Scope.USER)
+    return Memory.objects.create(
+        organization=user.organization, user=user, text=text,
+        embedding=embedding if embedding is not None else embeddings.encode_one(text), **fields,
+    )
