@@ -47,7 +47,9 @@ def _get_model():
                 model = SentenceTransformer(str(path), device="cpu")
                 dim = model.get_embedding_dimension()
                 if dim != settings.EMBEDDING_DIM:
-                    raise ValueError(f"embedding model gives {dim}-d vectors, the store holds {settings.EMBEDDING_DIM}-d")
+                    raise ValueError(
+                        f"embedding model gives {dim}-d vectors, the store holds {settings.EMBEDDING_DIM}-d"
+                    )
                 _model = model
     return _model
 
@@ -57,7 +59,10 @@ def encode(texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
     vectors = _get_model().encode(
-        texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True,
+        texts,
+        batch_size=settings.EMBEDDING_BATCH_SIZE,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
         show_progress_bar=False,
     )
     return vectors.astype(np.float32)

@@ -29,15 +29,34 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     """A real Celery worker process (not eager mode) on the test database and the test Redis."""
     with django_db_blocker.unblock():
         database_url = database_url_for_other_processes()
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": settings.REDIS_URL,
-           "DJANGO_SETTINGS_MODULE": "memoryapp.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+    }
     from memoryapp.celery import app
 
     app.control.purge()
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memoryapp", "worker", "--concurrency", "1", "--loglevel", "WARNING",
-         "--hostname", f"test-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "memoryapp",
+            "worker",
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "WARNING",
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     deadline = time.monotonic() + 60
     while not app.control.ping(timeout=0.5):
@@ -89,3 +108,19 @@ def acme_admin(acme):
     from tests.factories import make_user
 
     return make_user(acme, "ada", admin=True)
+
+
+def database_dump() -> str:
+    """A pg_dump of the test database (committed rows only: use with transactional_db)."""
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    result = subprocess.run(
+        [str(POSTGRES_BIN_PATH / "pg_dump"), "--data-only", database_url_for_other_processes()],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+from tests.fake_llm import endpoint  # noqa: E402,F401  (the fake LLM endpoint fixture, for every test)

@@ -18,8 +18,11 @@ def org(name: str) -> Organization:
 
 def make_user(organization: Organization, external_id: str, *, admin: bool = False):
     return user_create(
-        organization=organization, external_id=external_id, username=f"{external_id}@{organization.name}".lower(),
-        password=PASSWORD, is_org_admin=admin,
+        organization=organization,
+        external_id=external_id,
+        username=f"{external_id}@{organization.name}".lower(),
+        password=PASSWORD,
+        is_org_admin=admin,
     )
 
 
@@ -36,7 +39,10 @@ def at(text: str) -> datetime:
 def say(user, content: str, *, when: str | None = None, session: str = "", source: str = "user"):
     """Ingest one message from the user (or another source) and return its episode."""
     result = episodes_ingest(
-        organization=user.organization, user=user, session=session, actor=ActorRef("agent", "test"),
+        organization=user.organization,
+        user=user,
+        session=session,
+        actor=ActorRef("agent", "test"),
         messages=[MessageIn(source=source, content=content, occurred_at=at(when) if when else None)],
     )
     return result.episodes[0] if result.episodes else None
@@ -49,6 +55,9 @@ def make_memory(user, text: str, *, embedding=None, **fields):
 
     fields.setdefault("scope", Memory.Scope.USER)
     return Memory.objects.create(
-        organization=user.organization, user=user, text=text,
-        embedding=embedding if embedding is not None else embeddings.encode_one(text), **fields,
+        organization=user.organization,
+        user=user,
+        text=text,
+        embedding=embedding if embedding is not None else embeddings.encode_one(text),
+        **fields,
     )

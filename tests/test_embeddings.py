@@ -5,7 +5,11 @@ from memoryapp import embeddings
 
 def test_real_model_puts_related_sentences_closer_than_unrelated():
     vectors = embeddings.encode(
-        ["I am a vegetarian and never eat meat.", "She follows a plant-based diet.", "The train to Berlin leaves at nine."]
+        [
+            "I am a vegetarian and never eat meat.",
+            "She follows a plant-based diet.",
+            "The train to Berlin leaves at nine.",
+        ]
     )
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)

@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG"}}
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env={**base, "DJANGO_SETTINGS_MODULE": "memoryapp.settings", **env},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "memoryapp.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -32,8 +36,12 @@ def test_refuses_to_start_with_debug_off_and_the_default_secret(tmp_path):
 def test_starts_with_debug_off_and_a_real_secret():
     result = run_python(
         "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)",
-        {"DEBUG": "false", "SECRET_KEY": "x" * 50, "DATABASE_URL": "postgres://x@localhost/x",
-         "REDIS_URL": "redis://localhost:1/0"},
+        {
+            "DEBUG": "false",
+            "SECRET_KEY": "x" * 50,
+            "DATABASE_URL": "postgres://x@localhost/x",
+            "REDIS_URL": "redis://localhost:1/0",
+        },
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
@@ -49,7 +57,12 @@ def test_external_servers_are_used_and_nothing_embedded_starts(tmp_path, db):
         "print(app.conf.broker_url)\n"
     )
     result = run_python(
-        code, {"DATABASE_URL": database_url_for_other_processes(), "REDIS_URL": settings.REDIS_URL, "MEMORYAPP_DATA_DIR": str(data_dir)}
+        code,
+        {
+            "DATABASE_URL": database_url_for_other_processes(),
+            "REDIS_URL": settings.REDIS_URL,
+            "MEMORYAPP_DATA_DIR": str(data_dir),
+        },
     )
     assert result.returncode == 0, result.stderr
     database_name, broker = result.stdout.split()
@@ -61,8 +74,11 @@ def test_external_servers_are_used_and_nothing_embedded_starts(tmp_path, db):
 def test_embedding_model_comes_from_the_environment():
     result = run_python(
         "import django; django.setup(); from memoryapp import embeddings; print(embeddings.model_path())",
-        {"EMBEDDING_MODEL": "/models/my-minilm", "DATABASE_URL": "postgres://x@localhost/x",
-         "REDIS_URL": "redis://localhost:1/0"},
+        {
+            "EMBEDDING_MODEL": "/models/my-minilm",
+            "DATABASE_URL": "postgres://x@localhost/x",
+            "REDIS_URL": "redis://localhost:1/0",
+        },
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "/models/my-minilm"

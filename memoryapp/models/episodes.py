@@ -60,9 +60,7 @@ class Episode(models.Model):
             HnswIndex(fields=["embedding"], name="episode_embedding_hnsw", opclasses=["vector_cosine_ops"]),
         ]
         constraints = [
-            models.CheckConstraint(
-                condition=~models.Q(content=""), name="%(app_label)s_%(class)s_content_not_empty"
-            ),
+            models.CheckConstraint(condition=~models.Q(content=""), name="%(app_label)s_%(class)s_content_not_empty"),
         ]
 
     def __str__(self) -> str:

@@ -109,8 +109,12 @@ class Memory(models.Model):
             HnswIndex(fields=["embedding"], name="memory_embedding_hnsw", opclasses=["vector_cosine_ops"]),
         ]
         constraints = [
-            models.CheckConstraint(condition=Q(importance__gte=1, importance__lte=10), name="%(app_label)s_%(class)s_importance_1_10"),
-            models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1), name="%(app_label)s_%(class)s_confidence_0_1"),
+            models.CheckConstraint(
+                condition=Q(importance__gte=1, importance__lte=10), name="%(app_label)s_%(class)s_importance_1_10"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0, confidence__lte=1), name="%(app_label)s_%(class)s_confidence_0_1"
+            ),
             models.CheckConstraint(
                 condition=Q(valid_to__isnull=True) | Q(valid_from__lt=F("valid_to")),
                 name="%(app_label)s_%(class)s_valid_from_before_valid_to",

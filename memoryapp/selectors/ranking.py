@@ -53,7 +53,9 @@ def score(candidates: list[Scored], weights: Weights) -> list[Scored]:
     """Min-max scale each component over the candidates, then take the weighted sum; best first."""
     if not candidates:
         return []
-    columns = {name: _min_max([getattr(c, name) for c in candidates]) for name in ("relevance", "recency", "importance")}
+    columns = {
+        name: _min_max([getattr(c, name) for c in candidates]) for name in ("relevance", "recency", "importance")
+    }
     for i, candidate in enumerate(candidates):
         candidate.scaled = {name: values[i] for name, values in columns.items()}
         candidate.score = sum(getattr(weights, name) * candidate.scaled[name] for name in columns)
@@ -77,6 +79,7 @@ def maximal_marginal_relevance(
     relevance = {c.key: low + (high - low) * s for c, s in zip(ranked, scaled, strict=True)}
     remaining, picked = list(ranked), []
     while remaining and len(picked) < k:
+
         def marginal(candidate: Scored) -> float:
             redundancy = max((float(vectors[candidate.key] @ vectors[p.key]) for p in picked), default=0.0)
             return lambda_ * relevance[candidate.key] - (1 - lambda_) * redundancy

@@ -64,7 +64,11 @@ def _allowed_projects(principal: Principal) -> list | None:
 
 
 def scoped_memories(
-    principal: Principal, *, user: User | None = None, scopes: Iterable[str] = ALL_SCOPES, session: str = "",
+    principal: Principal,
+    *,
+    user: User | None = None,
+    scopes: Iterable[str] = ALL_SCOPES,
+    session: str = "",
     project: Project | None = None,
 ) -> QuerySet[Memory]:
     """Memories the principal may read, limited to `user` and the requested scopes."""
@@ -102,7 +106,10 @@ def scoped_episodes(principal: Principal, *, user: User | None = None) -> QueryS
 
 
 def valid_at(
-    memories: QuerySet[Memory], *, as_of: datetime | None = None, known_at: datetime | None = None,
+    memories: QuerySet[Memory],
+    *,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
     include_archived: bool = False,
 ) -> QuerySet[Memory]:
     """Memories true at world time `as_of` as the store believed at `known_at` (both default now).

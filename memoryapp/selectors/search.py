@@ -17,7 +17,14 @@ from pgvector.django import CosineDistance
 
 from memoryapp import embeddings
 from memoryapp.models import Episode, Memory, Project, User
-from memoryapp.selectors.ranking import Scored, Weights, maximal_marginal_relevance, reciprocal_rank_fusion, recency, score
+from memoryapp.selectors.ranking import (
+    Scored,
+    Weights,
+    maximal_marginal_relevance,
+    recency,
+    reciprocal_rank_fusion,
+    score,
+)
 from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, scoped_memories, valid_at
 
 MAX_QUERY_TERMS = 32
@@ -144,16 +151,20 @@ def _search(
     ]
     ranked = score(candidates, params.weights or default_weights)
     mmr_lambda = settings.SEARCH_MMR_LAMBDA if params.mmr_lambda is None else params.mmr_lambda
-    picked = maximal_marginal_relevance(ranked, {pk: _unit(rows[pk].embedding) for pk in rows}, vector, k=params.k,
-                                        lambda_=mmr_lambda)
+    picked = maximal_marginal_relevance(
+        ranked, {pk: _unit(rows[pk].embedding) for pk in rows}, vector, k=params.k, lambda_=mmr_lambda
+    )
     hits = [
         Hit(
             item=rows[c.key],
             score=round(c.score, 6),
             components={
-                "relevance": round(c.relevance, 6), "cosine": round(cosine[c.key], 6),
-                "dense_rank": dense_rank.get(c.key), "lexical_rank": lexical_rank.get(c.key),
-                "recency": round(c.recency, 6), "importance": c.importance,
+                "relevance": round(c.relevance, 6),
+                "cosine": round(cosine[c.key], 6),
+                "dense_rank": dense_rank.get(c.key),
+                "lexical_rank": lexical_rank.get(c.key),
+                "recency": round(c.recency, 6),
+                "importance": c.importance,
                 "scaled": {name: round(value, 6) for name, value in c.scaled.items()},
             },
         )
@@ -171,9 +182,7 @@ def _cosines(rows: dict, vector: np.ndarray) -> dict:
     return {pk: float(_unit(row.embedding) @ vector) for pk, row in rows.items()}
 
 
-def memories_for_question(
-    principal: Principal, *, user: User | None, params: SearchParams
-) -> QuerySet[Memory]:
+def memories_for_question(principal: Principal, *, user: User | None, params: SearchParams) -> QuerySet[Memory]:
     scoped = scoped_memories(principal, user=user, scopes=params.scopes, session=params.session, project=params.project)
     return valid_at(scoped, as_of=params.as_of, known_at=params.known_at, include_archived=params.include_archived)
 
@@ -181,8 +190,10 @@ def memories_for_question(
 def search_memories(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
     """Memories for a question, best first, with each result's score components."""
     return _search(
-        memories_for_question(principal, user=user, params=params), params,
-        last_used=lambda m: m.last_accessed_at, importance=lambda m: float(m.importance),
+        memories_for_question(principal, user=user, params=params),
+        params,
+        last_used=lambda m: m.last_accessed_at,
+        importance=lambda m: float(m.importance),
         default_weights=Weights(*settings.SEARCH_WEIGHTS),
     )
 
@@ -197,6 +208,9 @@ def search_episodes(principal: Principal, *, user: User | None, params: SearchPa
     if params.known_at:
         episodes = episodes.filter(received_at__lte=params.known_at)
     return _search(
-        episodes, params, last_used=lambda e: e.occurred_at, importance=lambda e: 0.0,
+        episodes,
+        params,
+        last_used=lambda e: e.occurred_at,
+        importance=lambda e: 0.0,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),
     )

@@ -18,11 +18,18 @@ def access_record(principal: Principal, *, items: list, query: str, endpoint: st
     episode_ids = [item.pk for item in items if isinstance(item, Episode)]
     if memory_ids:
         Memory.objects.filter(pk__in=memory_ids).update(
-            last_accessed_at=timezone.now(), access_count=F("access_count") + 1,
+            last_accessed_at=timezone.now(),
+            access_count=F("access_count") + 1,
             strength=F("strength") + STRENGTH_PER_RECALL,
         )
     actor = principal.actor
     return AccessLog.objects.create(
-        organization_id=principal.organization_id, actor_type=actor.type, actor_id=actor.id, user_id=user_id,
-        endpoint=endpoint, query=query[:2000], memory_ids=memory_ids, episode_ids=episode_ids,
+        organization_id=principal.organization_id,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        user_id=user_id,
+        endpoint=endpoint,
+        query=query[:2000],
+        memory_ids=memory_ids,
+        episode_ids=episode_ids,
     )

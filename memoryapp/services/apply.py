@@ -60,12 +60,26 @@ class MemoryDraft:
 
 
 def event_record(
-    *, organization: Organization, op: str, actor: ActorRef, reason: str, memory_id=None, episode_id=None,
-    user_id=None, data: dict | None = None,
+    *,
+    organization: Organization,
+    op: str,
+    actor: ActorRef,
+    reason: str,
+    memory_id=None,
+    episode_id=None,
+    user_id=None,
+    data: dict | None = None,
 ) -> MemoryEvent:
     return MemoryEvent.objects.create(
-        organization=organization, op=op, actor_type=actor.type, actor_id=actor.id, reason=reason[:300],
-        memory_id=memory_id, episode_id=episode_id, user_id=user_id, data=data or {},
+        organization=organization,
+        op=op,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        reason=reason[:300],
+        memory_id=memory_id,
+        episode_id=episode_id,
+        user_id=user_id,
+        data=data or {},
     )
 
 
@@ -83,16 +97,36 @@ def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:
 def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op.ADD, supersedes=None) -> Memory:
     now = timezone.now()
     memory = Memory.objects.create(
-        organization=draft.organization, user=draft.user, project_id=draft.project_id, session=draft.session,
-        scope=draft.scope, kind=draft.kind, text=draft.text, subject=draft.subject, attribute=draft.attribute,
-        value=draft.value, cardinality=draft.cardinality, importance=draft.importance, confidence=draft.confidence,
-        provenance=draft.provenance, status=draft.status, status_reason=draft.status_reason,
-        valid_from=draft.valid_from or now, recorded_at=now, last_accessed_at=now, embedding=draft.embedding,
-        supersedes=supersedes, agent_id=draft.agent_id,
+        organization=draft.organization,
+        user=draft.user,
+        project_id=draft.project_id,
+        session=draft.session,
+        scope=draft.scope,
+        kind=draft.kind,
+        text=draft.text,
+        subject=draft.subject,
+        attribute=draft.attribute,
+        value=draft.value,
+        cardinality=draft.cardinality,
+        importance=draft.importance,
+        confidence=draft.confidence,
+        provenance=draft.provenance,
+        status=draft.status,
+        status_reason=draft.status_reason,
+        valid_from=draft.valid_from or now,
+        recorded_at=now,
+        last_accessed_at=now,
+        embedding=draft.embedding,
+        supersedes=supersedes,
+        agent_id=draft.agent_id,
     )
     _sources_add(memory, draft.sources)
     event_record(
-        organization=draft.organization, op=op, actor=actor, reason=reason, memory_id=memory.id,
+        organization=draft.organization,
+        op=op,
+        actor=actor,
+        reason=reason,
+        memory_id=memory.id,
         user_id=draft.user.id if draft.user else None,
         data={"sources": [str(e.id) for e in draft.sources], "supersedes": str(supersedes.id) if supersedes else None},
     )
@@ -102,8 +136,13 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
 def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
     _sources_add(memory, sources)
     event_record(
-        organization=memory.organization, op=Op.NOOP, actor=actor, reason=reason, memory_id=memory.id,
-        user_id=memory.user_id, data={"sources_added": [str(e.id) for e in sources]},
+        organization=memory.organization,
+        op=Op.NOOP,
+        actor=actor,
+        reason=reason,
+        memory_id=memory.id,
+        user_id=memory.user_id,
+        data={"sources_added": [str(e.id) for e in sources]},
     )
 
 
@@ -116,8 +155,13 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.save(update_fields=["value", "text", "importance", "embedding"])
     _sources_add(memory, draft.sources)
     event_record(
-        organization=memory.organization, op=Op.UPDATE, actor=actor, reason=reason, memory_id=memory.id,
-        user_id=memory.user_id, data={"sources_added": [str(e.id) for e in draft.sources]},
+        organization=memory.organization,
+        op=Op.UPDATE,
+        actor=actor,
+        reason=reason,
+        memory_id=memory.id,
+        user_id=memory.user_id,
+        data={"sources_added": [str(e.id) for e in draft.sources]},
     )
 
 
@@ -148,16 +192,22 @@ def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_sibl
     flagged: list[UUID] = []
     if flag_siblings:
         siblings = (
-            Memory.objects.filter(organization_id=memory.organization_id, sources__in=memory.sources.all(),
-                                  status=Memory.Status.ACTIVE)
+            Memory.objects.filter(
+                organization_id=memory.organization_id, sources__in=memory.sources.all(), status=Memory.Status.ACTIVE
+            )
             .exclude(pk=memory.pk)
             .distinct()
         )
         flagged = list(siblings.values_list("id", flat=True))
         Memory.objects.filter(pk__in=flagged).update(needs_review=True)
     event_record(
-        organization=memory.organization, op=Op.INVALIDATE, actor=actor, reason=reason, memory_id=memory.id,
-        user_id=memory.user_id, data={"flagged_for_review": [str(i) for i in flagged]},
+        organization=memory.organization,
+        op=Op.INVALIDATE,
+        actor=actor,
+        reason=reason,
+        memory_id=memory.id,
+        user_id=memory.user_id,
+        data={"flagged_for_review": [str(i) for i in flagged]},
     )
     return flagged
 
@@ -172,15 +222,36 @@ def _lower_first(text: str) -> str:
 
 
 def draft_from_candidate(
-    candidate: Candidate, *, embedding: np.ndarray, organization: Organization, user: User, sources: Sequence[Episode],
-    provenance: str = Memory.Provenance.USER_STATED, status: str = Memory.Status.ACTIVE, status_reason: str = "",
-    session: str = "", agent_id=None,
+    candidate: Candidate,
+    *,
+    embedding: np.ndarray,
+    organization: Organization,
+    user: User,
+    sources: Sequence[Episode],
+    provenance: str = Memory.Provenance.USER_STATED,
+    status: str = Memory.Status.ACTIVE,
+    status_reason: str = "",
+    session: str = "",
+    agent_id=None,
 ) -> MemoryDraft:
     return MemoryDraft(
-        organization=organization, user=user, text=candidate.text, embedding=embedding, subject=candidate.subject.lower(),
-        attribute=candidate.attribute, value=candidate.value, cardinality=candidate.cardinality, kind=candidate.kind,
-        importance=candidate.importance, confidence=candidate.confidence, provenance=provenance, status=status,
-        status_reason=status_reason, valid_from=candidate.valid_from, sources=sources, session=session,
+        organization=organization,
+        user=user,
+        text=candidate.text,
+        embedding=embedding,
+        subject=candidate.subject.lower(),
+        attribute=candidate.attribute,
+        value=candidate.value,
+        cardinality=candidate.cardinality,
+        kind=candidate.kind,
+        importance=candidate.importance,
+        confidence=candidate.confidence,
+        provenance=provenance,
+        status=status,
+        status_reason=status_reason,
+        valid_from=candidate.valid_from,
+        sources=sources,
+        session=session,
         agent_id=agent_id,
     )
 
@@ -191,8 +262,11 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     if draft.status == Memory.Status.QUARANTINED:
         memory = memory_add(draft=draft, actor=actor, reason=draft.status_reason or "untrusted", op=Op.QUARANTINE)
         return [Operation(Op.QUARANTINE, memory.id, draft.status_reason)]
-    owner = {"organization_id": draft.organization.id, "user_id": draft.user.id if draft.user else None,
-             "project_id": draft.project_id}
+    owner = {
+        "organization_id": draft.organization.id,
+        "user_id": draft.user.id if draft.user else None,
+        "project_id": draft.project_id,
+    }
     if candidate.attribute:
         slot_lock(**owner, subject=draft.subject, attribute=candidate.attribute)
     active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE)

@@ -47,7 +47,9 @@ def _session_context(first: Episode) -> list[Episode]:
     if not first.session:
         return []
     earlier = Episode.objects.filter(
-        organization_id=first.organization_id, user_id=first.user_id, session=first.session,
+        organization_id=first.organization_id,
+        user_id=first.user_id,
+        session=first.session,
         occurred_at__lt=first.occurred_at,
     ).order_by("-occurred_at")[:SESSION_CONTEXT_EPISODES]
     return list(reversed(earlier))
@@ -84,8 +86,13 @@ def _apply_episode(episode: Episode, candidates, *, actor: ActorRef) -> list[Ope
     operations: list[Operation] = []
     for candidate, vector in candidates:
         draft = draft_from_candidate(
-            candidate, embedding=vector, organization=episode.organization, user=episode.user, sources=[episode],
-            session=episode.session, agent_id=episode.agent_id,
+            candidate,
+            embedding=vector,
+            organization=episode.organization,
+            user=episode.user,
+            sources=[episode],
+            session=episode.session,
+            agent_id=episode.agent_id,
             provenance=Memory.Provenance.UNTRUSTED_SOURCE if untrusted else Memory.Provenance.USER_STATED,
         )
         if untrusted:
@@ -95,8 +102,9 @@ def _apply_episode(episode: Episode, candidates, *, actor: ActorRef) -> list[Ope
         operations += candidate_apply(candidate=candidate, draft=draft, actor=actor)
     if instructs and not candidates:
         # The instruction itself goes to the quarantine queue so an admin sees what was attempted.
-        operations += candidate_apply(candidate=_instruction_candidate(episode), draft=_instruction_draft(episode),
-                                      actor=actor)
+        operations += candidate_apply(
+            candidate=_instruction_candidate(episode), draft=_instruction_draft(episode), actor=actor
+        )
     locked.extraction = Episode.Extraction.DONE
     locked.save(update_fields=["extraction"])
     return operations
@@ -108,8 +116,17 @@ def _quarantine(draft: MemoryDraft, episode: Episode) -> None:
 
 
 def _instruction_candidate(episode: Episode) -> Candidate:
-    return Candidate(text=_instruction_text(episode), subject="", attribute="", value="", valid_from=episode.occurred_at,
-                     importance=3, confidence=0.1, kind="procedural", relation="state")
+    return Candidate(
+        text=_instruction_text(episode),
+        subject="",
+        attribute="",
+        value="",
+        valid_from=episode.occurred_at,
+        importance=3,
+        confidence=0.1,
+        kind="procedural",
+        relation="state",
+    )
 
 
 def _instruction_text(episode: Episode) -> str:
@@ -119,10 +136,18 @@ def _instruction_text(episode: Episode) -> str:
 
 def _instruction_draft(episode: Episode) -> MemoryDraft:
     draft = MemoryDraft(
-        organization=episode.organization, user=episode.user, text=_instruction_text(episode),
-        embedding=embeddings.encode_one(_instruction_text(episode)), kind=Memory.Kind.PROCEDURAL,
-        importance=3, confidence=0.1, provenance=Memory.Provenance.UNTRUSTED_SOURCE, valid_from=episode.occurred_at,
-        sources=[episode], session=episode.session, agent_id=episode.agent_id,
+        organization=episode.organization,
+        user=episode.user,
+        text=_instruction_text(episode),
+        embedding=embeddings.encode_one(_instruction_text(episode)),
+        kind=Memory.Kind.PROCEDURAL,
+        importance=3,
+        confidence=0.1,
+        provenance=Memory.Provenance.UNTRUSTED_SOURCE,
+        valid_from=episode.occurred_at,
+        sources=[episode],
+        session=episode.session,
+        agent_id=episode.agent_id,
     )
     _quarantine(draft, episode)
     return draft

@@ -43,15 +43,22 @@ def _redact_json(value):
 
 
 def episodes_ingest(
-    *, organization: Organization, user: User, messages: list[MessageIn], actor: ActorRef, session: str = "",
-    project: Project | None = None, agent: Agent | None = None,
+    *,
+    organization: Organization,
+    user: User,
+    messages: list[MessageIn],
+    actor: ActorRef,
+    session: str = "",
+    project: Project | None = None,
+    agent: Agent | None = None,
 ) -> IngestResult:
     """Store the messages as episodes, all or nothing. Refuses (GateRefused) before storing anything."""
     if not messages:
         raise GateRefused("empty", "no messages to store")
     if len(messages) > settings.MEMORY_MAX_MESSAGES_PER_REQUEST:
         raise GateRefused(
-            "too_large", f"{len(messages)} messages, the limit is {settings.MEMORY_MAX_MESSAGES_PER_REQUEST} per request"
+            "too_large",
+            f"{len(messages)} messages, the limit is {settings.MEMORY_MAX_MESSAGES_PER_REQUEST} per request",
         )
     for message in messages:
         check_size(message.content, max_chars=settings.MEMORY_MAX_EPISODE_CHARS)
@@ -69,17 +76,29 @@ def episodes_ingest(
         for message, (content, kinds), vector in zip(messages, cleaned, vectors, strict=True):
             source = Episode.Source(message.source)
             episode = Episode.objects.create(
-                organization=organization, user=user, project=project, session=session, agent=agent,
-                source=source, trust=Episode.Trust.UNTRUSTED if source in Episode.UNTRUSTED_SOURCES else Episode.Trust.TRUSTED,
-                content=content, metadata=_redact_json(message.metadata or {}),
-                occurred_at=message.occurred_at or now, received_at=now, embedding=vector,
+                organization=organization,
+                user=user,
+                project=project,
+                session=session,
+                agent=agent,
+                source=source,
+                trust=Episode.Trust.UNTRUSTED if source in Episode.UNTRUSTED_SOURCES else Episode.Trust.TRUSTED,
+                content=content,
+                metadata=_redact_json(message.metadata or {}),
+                occurred_at=message.occurred_at or now,
+                received_at=now,
+                embedding=vector,
             )
             episodes.append(episode)
             if kinds:
                 redactions += len(kinds)
                 event_record(
-                    organization=organization, op=MemoryEvent.Op.REDACT, actor=actor, episode_id=episode.id,
-                    user_id=user.id, reason=f"secrets redacted before storage: {', '.join(sorted(set(kinds)))}",
+                    organization=organization,
+                    op=MemoryEvent.Op.REDACT,
+                    actor=actor,
+                    episode_id=episode.id,
+                    user_id=user.id,
+                    reason=f"secrets redacted before storage: {', '.join(sorted(set(kinds)))}",
                     data={"kinds": kinds},
                 )
     return IngestResult(episodes=episodes, redactions=redactions)

@@ -3,14 +3,21 @@ decides; similarity only brings the candidates to look at."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
+from memoryapp import llm
 from memoryapp.models import Memory, MemoryEvent
 from memoryapp.services.extract.base import Candidate
+
+logger = logging.getLogger(__name__)
 
 Op = MemoryEvent.Op
 # Above this cosine similarity an unstructured statement restates a memory it is compared with.
 RESTATEMENT_SIMILARITY = 0.92
+# Below it, an unstructured statement is about something else; between the two an LLM (when
+# configured) reads both and decides.
+RELATED_SIMILARITY = 0.6
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ def judge(
     if candidate.relation == "retract":
         return _judge_retraction(candidate, session_recent)
     if not candidate.attribute:
-        return _judge_unstructured(similar)
+        return _judge_unstructured(candidate, similar)
     value = normalize(candidate.value)
     same_value = [m for m in slot if value in value_parts(m) or normalize(m.value) == value]
 
@@ -75,8 +82,41 @@ def _judge_retraction(candidate: Candidate, session_recent: list[Memory]) -> Dec
     return Decision(Op.INVALIDATE, matching[-1], "retracted by the user later in the session")
 
 
-def _judge_unstructured(similar: list[tuple[Memory, float]]) -> Decision:
+def _judge_unstructured(candidate: Candidate, similar: list[tuple[Memory, float]]) -> Decision:
     best = max(similar, key=lambda pair: pair[1], default=None)
     if best and best[1] >= RESTATEMENT_SIMILARITY:
         return Decision(Op.NOOP, best[0], f"restates a known memory (cosine {best[1]:.2f})")
+    related = [memory for memory, cosine in similar if cosine >= RELATED_SIMILARITY]
+    if related and llm.is_configured():
+        try:
+            return _judge_with_llm(candidate, related)
+        except llm.LLMError as exc:
+            logger.warning("LLM judge unavailable, adding the memory: %s", exc)
     return Decision(Op.ADD, None, "nothing similar known")
+
+
+LLM_JUDGE_PROMPT = """You maintain a user's long-term memory. A new statement arrived. Compare it with the
+numbered existing memories and choose one operation:
+ADD (new information), UPDATE (complements one memory: both stay true together),
+SUPERSEDE (the world changed: the old memory was true until now), INVALIDATE (the old memory was wrong),
+NOOP (already known). Decide by meaning: a statement about someone else never changes the user's memories.
+Answer {"op": "...", "target": <number of the existing memory or null>, "reason": "<short reason>"}."""
+
+
+def _judge_with_llm(candidate: Candidate, related: list[Memory]) -> Decision:
+    listing = "\n".join(f"{i}. {m.text}" for i, m in enumerate(related, start=1))
+    reply = llm.chat_json(
+        [
+            {"role": "system", "content": LLM_JUDGE_PROMPT},
+            {"role": "user", "content": f"New statement: {candidate.text}\nExisting memories:\n{listing}"},
+        ]
+    )
+    op = str(reply.get("op", "")).upper() if isinstance(reply, dict) else ""
+    target = reply.get("target") if isinstance(reply, dict) else None
+    reason = str(reply.get("reason", ""))[:200] if isinstance(reply, dict) else ""
+    if op == Op.ADD:
+        return Decision(Op.ADD, None, f"LLM judge: {reason or 'new information'}")
+    valid_target = isinstance(target, int) and not isinstance(target, bool) and 1 <= target <= len(related)
+    if op not in {Op.UPDATE, Op.SUPERSEDE, Op.INVALIDATE, Op.NOOP} or not valid_target:
+        raise llm.LLMError(f"the judge answered an unusable decision: {reply!r}"[:300])
+    return Decision(op, related[target - 1], f"LLM judge: {reason or op.lower()}", also_add=op == Op.INVALIDATE)

@@ -18,8 +18,13 @@ def organization_get_or_create(*, name: str) -> Organization:
 
 @transaction.atomic
 def user_create(
-    *, organization: Organization, external_id: str, username: str | None = None, password: str | None = None,
-    email: str = "", is_org_admin: bool = False,
+    *,
+    organization: Organization,
+    external_id: str,
+    username: str | None = None,
+    password: str | None = None,
+    email: str = "",
+    is_org_admin: bool = False,
 ) -> User:
     """A user of the organization; without a password the account cannot log in until invited."""
     user = User(
@@ -45,8 +50,12 @@ def user_get_or_create_for_agent(*, organization: Organization, external_id: str
 
 @transaction.atomic
 def agent_create(
-    *, organization: Organization, name: str, permissions: Iterable[str],
-    allowed_users: Iterable[User] = (), allowed_projects: Iterable[Project] = (),
+    *,
+    organization: Organization,
+    name: str,
+    permissions: Iterable[str],
+    allowed_users: Iterable[User] = (),
+    allowed_projects: Iterable[Project] = (),
 ) -> tuple[Agent, str]:
     """A new agent and its raw key. The key is returned once and only its hash is stored."""
     permissions = set(permissions)

@@ -7,8 +7,8 @@ from memoryapp.selectors.ranking import (
     Scored,
     Weights,
     maximal_marginal_relevance,
-    reciprocal_rank_fusion,
     recency,
+    reciprocal_rank_fusion,
     score,
 )
 
@@ -60,10 +60,20 @@ def _unit(v):
 
 def test_mmr_keeps_restatements_from_filling_the_top():
     same = _unit([1, 0, 0])
-    vectors = {"r1": same, "r2": _unit([1, 0.02, 0]), "r3": _unit([1, 0, 0.02]),
-               "x": _unit([0, 1, 0]), "y": _unit([0, 0, 1])}
-    ranked = [Scored("r1", 1, 0, 0, score=1.0), Scored("r2", 1, 0, 0, score=0.97), Scored("r3", 1, 0, 0, score=0.95),
-              Scored("x", 1, 0, 0, score=0.7), Scored("y", 1, 0, 0, score=0.6)]
+    vectors = {
+        "r1": same,
+        "r2": _unit([1, 0.02, 0]),
+        "r3": _unit([1, 0, 0.02]),
+        "x": _unit([0, 1, 0]),
+        "y": _unit([0, 0, 1]),
+    }
+    ranked = [
+        Scored("r1", 1, 0, 0, score=1.0),
+        Scored("r2", 1, 0, 0, score=0.97),
+        Scored("r3", 1, 0, 0, score=0.95),
+        Scored("x", 1, 0, 0, score=0.7),
+        Scored("y", 1, 0, 0, score=0.6),
+    ]
     query = _unit([1, 0.6, 0.5])
     picked = [c.key for c in maximal_marginal_relevance(ranked, vectors, query, k=3, lambda_=0.7)]
     assert picked[0] == "r1" and set(picked) == {"r1", "x", "y"}

@@ -17,14 +17,27 @@ ACTOR = ActorRef("agent", "test-agent")
 
 
 def fact(text, attribute, value, when="2025-03-01", relation="state", subject="alice", importance=6):
-    return Candidate(text=text, subject=subject, attribute=attribute, value=value, valid_from=at(when),
-                     relation=relation, importance=importance)
+    return Candidate(
+        text=text,
+        subject=subject,
+        attribute=attribute,
+        value=value,
+        valid_from=at(when),
+        relation=relation,
+        importance=importance,
+    )
 
 
 def apply(user, candidate, *, session=""):
     episode = say(user, candidate.text, when=candidate.valid_from.isoformat(), session=session)
-    draft = draft_from_candidate(candidate, embedding=embeddings.encode_one(candidate.text),
-                                 organization=user.organization, user=user, sources=[episode], session=session)
+    draft = draft_from_candidate(
+        candidate,
+        embedding=embeddings.encode_one(candidate.text),
+        organization=user.organization,
+        user=user,
+        sources=[episode],
+        session=session,
+    )
     return candidate_apply(candidate=candidate, draft=draft, actor=ACTOR), episode
 
 
@@ -74,8 +87,9 @@ def test_supersede_closes_the_old_value_and_keeps_both(alice):
 @pytest.mark.django_db
 def test_negation_ends_a_fact_without_a_replacement_value(alice):
     first, _ = apply(alice, fact("Alice is vegetarian.", "diet", "vegetarian"))
-    second, _ = apply(alice, fact("Alice is no longer vegetarian.", "diet", "vegetarian", relation="negate",
-                                  when="2025-05-01"))
+    second, _ = apply(
+        alice, fact("Alice is no longer vegetarian.", "diet", "vegetarian", relation="negate", when="2025-05-01")
+    )
     assert ops(second) == ["SUPERSEDE"]
     assert Memory.objects.get(pk=first[0].memory_id).status == "superseded"
     assert Memory.objects.get(pk=second[0].memory_id).value == "not vegetarian"
@@ -86,12 +100,18 @@ def test_correction_invalidates_the_wrong_fact_and_flags_its_siblings(alice):
     wrong, episode = apply(alice, fact("Alice works at Initech.", "employer", "Initech"))
     sibling = candidate_apply(
         candidate=fact("Alice likes jazz.", "likes", "jazz"),
-        draft=draft_from_candidate(fact("Alice likes jazz.", "likes", "jazz"), embedding=embeddings.encode_one("jazz"),
-                                   organization=alice.organization, user=alice, sources=[episode]),
+        draft=draft_from_candidate(
+            fact("Alice likes jazz.", "likes", "jazz"),
+            embedding=embeddings.encode_one("jazz"),
+            organization=alice.organization,
+            user=alice,
+            sources=[episode],
+        ),
         actor=ACTOR,
     )
-    corrected, _ = apply(alice, fact("Alice works at Globex.", "employer", "Globex", relation="correct",
-                                     when="2025-03-02"))
+    corrected, _ = apply(
+        alice, fact("Alice works at Globex.", "employer", "Globex", relation="correct", when="2025-03-02")
+    )
     assert ops(corrected) == ["INVALIDATE", "ADD"]
     old = Memory.objects.get(pk=wrong[0].memory_id)
     assert old.status == "invalidated" and old.expired_at is not None and old.valid_to is None
@@ -102,8 +122,14 @@ def test_correction_invalidates_the_wrong_fact_and_flags_its_siblings(alice):
 @pytest.mark.django_db
 def test_retraction_invalidates_what_was_said_earlier_in_the_session(alice):
     said, _ = apply(alice, fact("Alice has a pet tiger.", "pet", "tiger"), session="s1")
-    retract = Candidate(text="Alice retracted the previous statement.", subject="alice", attribute="pet", value="",
-                        valid_from=at("2025-03-01T00:05"), relation="retract")
+    retract = Candidate(
+        text="Alice retracted the previous statement.",
+        subject="alice",
+        attribute="pet",
+        value="",
+        valid_from=at("2025-03-01T00:05"),
+        relation="retract",
+    )
     taken_back, _ = apply(alice, retract, session="s1")
     assert ops(taken_back) == ["INVALIDATE"] and taken_back[0].memory_id == said[0].memory_id
     assert Memory.objects.get(pk=said[0].memory_id).status == "invalidated"
@@ -112,8 +138,14 @@ def test_retraction_invalidates_what_was_said_earlier_in_the_session(alice):
 @pytest.mark.django_db
 def test_retraction_does_not_reach_into_other_sessions(alice):
     apply(alice, fact("Alice has a pet tiger.", "pet", "tiger"), session="s1")
-    retract = Candidate(text="Alice retracted the previous statement.", subject="alice", attribute="pet", value="",
-                        valid_from=at("2025-03-02"), relation="retract")
+    retract = Candidate(
+        text="Alice retracted the previous statement.",
+        subject="alice",
+        attribute="pet",
+        value="",
+        valid_from=at("2025-03-02"),
+        relation="retract",
+    )
     taken_back, _ = apply(alice, retract, session="s2")
     assert taken_back == []
     assert Memory.objects.get(user=alice).status == "active"
@@ -150,9 +182,16 @@ def test_the_database_refuses_two_active_values_in_one_slot(alice):
     apply(alice, fact("Alice lives in Porto.", "city", "Porto"))
     existing = Memory.objects.get(user=alice)
     with pytest.raises(IntegrityError, match="one_active_value_per_slot"), transaction.atomic():
-        Memory.objects.create(organization=alice.organization, user=alice, text="Alice lives in Rome.",
-                              subject="alice", attribute="city", value="Rome", cardinality="single",
-                              embedding=existing.embedding)
+        Memory.objects.create(
+            organization=alice.organization,
+            user=alice,
+            text="Alice lives in Rome.",
+            subject="alice",
+            attribute="city",
+            value="Rome",
+            cardinality="single",
+            embedding=existing.embedding,
+        )
 
 
 @pytest.mark.django_db
@@ -162,8 +201,9 @@ def test_the_database_refuses_an_interval_that_ends_before_it_starts(alice):
     apply(alice, fact("Alice lives in Porto.", "city", "Porto"))
     memory = Memory.objects.get(user=alice)
     with pytest.raises(IntegrityError, match="valid_from_before_valid_to"), transaction.atomic():
-        Memory.objects.filter(pk=memory.pk).update(valid_to=memory.valid_from - timedelta(days=1),
-                                                   valid_to_recorded_at=memory.recorded_at)
+        Memory.objects.filter(pk=memory.pk).update(
+            valid_to=memory.valid_from - timedelta(days=1), valid_to_recorded_at=memory.recorded_at
+        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -176,15 +216,17 @@ def test_concurrent_writers_on_one_slot_leave_one_active_value(alice):
     def write(city, vector, day):
         try:
             candidate = fact(f"Alice lives in {city}.", "city", city, relation="change", when=f"2025-0{day}-01")
-            draft = draft_from_candidate(candidate, embedding=vector, organization=alice.organization, user=alice,
-                                         sources=[episode])
+            draft = draft_from_candidate(
+                candidate, embedding=vector, organization=alice.organization, user=alice, sources=[episode]
+            )
             candidate_apply(candidate=candidate, draft=draft, actor=ACTOR)
         except Exception as exc:  # collected and asserted below
             errors.append(exc)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=write, args=(c, v, i + 1)) for i, (c, v) in enumerate(zip(cities, vectors))]
+    pairs = enumerate(zip(cities, vectors, strict=True))
+    threads = [threading.Thread(target=write, args=(city, vector, i + 1)) for i, (city, vector) in pairs]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -192,3 +234,27 @@ def test_concurrent_writers_on_one_slot_leave_one_active_value(alice):
     assert errors == []
     assert Memory.objects.filter(user=alice, attribute="city", status="active").count() == 1
     assert Memory.objects.filter(user=alice, attribute="city").count() == len(cities)
+
+
+def unstructured(text, when="2025-03-01"):
+    return Candidate(text=text, subject="alice", attribute="", value="", valid_from=at(when))
+
+
+@pytest.mark.django_db
+def test_llm_judges_related_unstructured_statements(alice, endpoint):
+    first, _ = apply(alice, unstructured("Alice is training for the Lisbon marathon in October."))
+    endpoint.answer_content('{"op": "SUPERSEDE", "target": 1, "reason": "she switched races"}')
+    second, _ = apply(alice, unstructured("Alice is now training for the Porto marathon in November.", "2025-05-01"))
+    assert ops(second) == ["SUPERSEDE"]
+    assert Memory.objects.get(pk=first[0].memory_id).status == "superseded"
+    prompt = endpoint.requests[0]["json"]["messages"][-1]["content"]
+    assert "1. Alice is training for the Lisbon marathon" in prompt and "Porto marathon" in prompt
+
+
+@pytest.mark.django_db
+def test_an_unusable_llm_decision_falls_back_to_add(alice, endpoint):
+    apply(alice, unstructured("Alice is training for the Lisbon marathon in October."))
+    endpoint.answer_content('{"op": "SUPERSEDE", "target": 7}')
+    second, _ = apply(alice, unstructured("Alice is now training for the Porto marathon in November.", "2025-05-01"))
+    assert ops(second) == ["ADD"]
+    assert Memory.objects.filter(user=alice, status="active").count() == 2

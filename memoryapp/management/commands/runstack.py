@@ -51,19 +51,48 @@ class Command(BaseCommand):
         env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "REDIS_URL": settings.REDIS_URL}
         celery = [sys.executable, "-m", "celery", "-A", "memoryapp"]
         commands = {
-            "worker": [*celery, "worker", "--loglevel=INFO", "--concurrency", os.environ.get("WORKER_CONCURRENCY", "1"),
-                       "--hostname", "worker@%h"],
-            "beat": [*celery, "beat", "--loglevel=INFO", "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME,
-                     "--pidfile", str(settings.DATA_DIR / "celerybeat.pid")],
-            "web": [sys.executable, "-m", "gunicorn", "memoryapp.wsgi", "--bind", f"{host}:{port}",
-                    "--workers", os.environ.get("WEB_CONCURRENCY", "1"), "--threads", "8", "--timeout", "120",
-                    "--access-logfile", "-"],
+            "worker": [
+                *celery,
+                "worker",
+                "--loglevel=INFO",
+                "--concurrency",
+                os.environ.get("WORKER_CONCURRENCY", "1"),
+                "--hostname",
+                "worker@%h",
+            ],
+            "beat": [
+                *celery,
+                "beat",
+                "--loglevel=INFO",
+                "--schedule",
+                settings.CELERY_BEAT_SCHEDULE_FILENAME,
+                "--pidfile",
+                str(settings.DATA_DIR / "celerybeat.pid"),
+            ],
+            "web": [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "memoryapp.wsgi",
+                "--bind",
+                f"{host}:{port}",
+                "--workers",
+                os.environ.get("WEB_CONCURRENCY", "1"),
+                "--threads",
+                "8",
+                "--timeout",
+                "120",
+                "--access-logfile",
+                "-",
+            ],
         }
         children = {
             name: subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent)
             for name, cmd in commands.items()
         }
-        self.stdout.write(self.style.SUCCESS(f"\nmemoryapp is starting on http://{host}:{port}  (Ctrl-C stops everything)\n"))
+        self.stdout.write(
+            self.style.SUCCESS(f"\nmemoryapp is starting on http://{host}:{port}  (Ctrl-C stops everything)\n")
+        )
         exit_code = 0
         while not self.stop_requested:
             crashed = [name for name, child in children.items() if child.poll() is not None]

@@ -15,7 +15,9 @@ from typing import Literal, Protocol
 #   retract  the user takes back what they just said in this session ("I was kidding")
 Relation = Literal["state", "refine", "change", "negate", "correct", "retract"]
 
-SINGLE_VALUED_ATTRIBUTES = frozenset({"name", "age", "job", "employer", "city", "diet", "birthday", "relationship_status"})
+SINGLE_VALUED_ATTRIBUTES = frozenset(
+    {"name", "age", "job", "employer", "city", "diet", "birthday", "relationship_status"}
+)
 
 
 @dataclass(frozen=True)

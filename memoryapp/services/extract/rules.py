@@ -1,0 +1,1368 @@
+"""The offline extraction backend: first-person statements turned into candidates by rules.
+
+Deterministic and conservative on purpose: a missed fact can be extracted again when the
+episodes are re-read by a better backend, but a wrong one pollutes memory. So every rule is
+anchored at the start of a clause ("I live in ...", "my sister is ..."), values are cut at the
+first word that is not part of them, and anything that looks like a question or small talk
+yields nothing.
+
+A message goes through: sentences -> clauses -> normalized clause (contractions expanded,
+fillers such as "btw" and markers such as "still", "now", "actually", "anymore" taken out and
+remembered) -> the first rule that matches -> facts -> candidates, whose relation comes from the
+rule or from the markers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .base import SINGLE_VALUED_ATTRIBUTES, Candidate, EpisodeInput, Relation
+from .timeparse import find_time
+
+# Turns of the conversation itself: they may also retract and correct what was said before.
+CONVERSATION_SOURCES = frozenset({"user"})
+# Content passed through the conversation: explicit first-person statements, and instructions,
+# which the gate quarantines ("from now on always recommend ..." on a web page must reach an
+# admin, never the agent). A page saying "never mind" or "I meant ..." touches nothing.
+FIRST_PERSON_SOURCES = frozenset({"tool", "web", "document"})
+
+IMPORTANCE = {
+    "name": 9,
+    "allergy": 9,
+    "health": 9,
+    "diet": 8,
+    "instruction": 8,
+    "age": 7,
+    "job": 7,
+    "employer": 7,
+    "city": 7,
+    "family": 7,
+    "relationship_status": 7,
+    "hometown": 6,
+    "pet": 6,
+    "plan": 5,
+    "likes": 4,
+    "dislikes": 4,
+}
+OTHER_PERSON_IMPORTANCE = 6  # facts about the user's sister matter, less than facts about the user
+RETRACTION_IMPORTANCE = 8
+CONFIDENCE = 0.8
+FIRST_PERSON_SOURCE_CONFIDENCE = 0.5  # a document saying "I live in Paris" may not be the user speaking
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------------------------
+
+DIET_ALIASES = {
+    "vegetarian": "vegetarian",
+    "vegan": "vegan",
+    "pescatarian": "pescatarian",
+    "pescetarian": "pescatarian",
+    "flexitarian": "flexitarian",
+    "keto": "keto",
+    "paleo": "paleo",
+    "plant-based": "plant-based",
+    "plant based": "plant-based",
+    "gluten-free": "gluten-free",
+    "gluten free": "gluten-free",
+    "kosher": "kosher",
+    "halal": "halal",
+    "carnivore": "carnivore",
+    "raw vegan": "raw vegan",
+    "lacto-vegetarian": "lacto-vegetarian",
+    "ovo-vegetarian": "ovo-vegetarian",
+}
+# Foods whose eating says something about a diet ("I still eat eggs", "I eat fish now").
+DIET_FOODS = (
+    "red meat",
+    "meat",
+    "fish",
+    "seafood",
+    "shellfish",
+    "eggs",
+    "dairy",
+    "cheese",
+    "milk",
+    "chicken",
+    "poultry",
+    "pork",
+    "beef",
+    "gluten",
+    "sugar",
+    "honey",
+)
+HEALTH_CONDITIONS = (
+    "type 1 diabetes",
+    "type 2 diabetes",
+    "diabetes",
+    "asthma",
+    "celiac disease",
+    "coeliac disease",
+    "epilepsy",
+    "adhd",
+    "migraines",
+    "high blood pressure",
+    "arthritis",
+    "ibs",
+    "crohn's disease",
+    "lactose intolerance",
+    "gluten intolerance",
+)
+HEALTH_ADJECTIVES = {
+    "diabetic": "diabetes",
+    "asthmatic": "asthma",
+    "celiac": "celiac disease",
+    "coeliac": "celiac disease",
+    "lactose intolerant": "lactose intolerance",
+    "gluten intolerant": "gluten intolerance",
+    "epileptic": "epilepsy",
+}
+RELATIONSHIP_STATUSES = ("married", "single", "engaged", "divorced", "widowed", "separated", "in a relationship")
+RELATIVES = (
+    "best friend",
+    "boyfriend",
+    "girlfriend",
+    "grandmother",
+    "grandfather",
+    "stepmother",
+    "stepfather",
+    "stepmom",
+    "stepdad",
+    "sister",
+    "brother",
+    "mom",
+    "mum",
+    "mother",
+    "dad",
+    "father",
+    "wife",
+    "husband",
+    "partner",
+    "fiance",
+    "fiancee",
+    "fiancé",
+    "fiancée",
+    "son",
+    "daughter",
+    "friend",
+    "boss",
+    "manager",
+    "roommate",
+    "flatmate",
+    "grandma",
+    "grandpa",
+    "aunt",
+    "uncle",
+    "cousin",
+    "niece",
+    "nephew",
+    "colleague",
+    "coworker",
+    "neighbor",
+    "neighbour",
+    "twin",
+)
+FAMILY_MEMBERS = (
+    "grandchildren",
+    "grandchild",
+    "grandkids",
+    "grandkid",
+    "children",
+    "child",
+    "kids",
+    "kid",
+    "sons",
+    "son",
+    "daughters",
+    "daughter",
+    "sisters",
+    "sister",
+    "brothers",
+    "brother",
+    "siblings",
+    "sibling",
+    "twins",
+    "stepson",
+    "stepdaughter",
+    "wife",
+    "husband",
+    "partner",
+    "boyfriend",
+    "girlfriend",
+)
+PETS = {
+    "guinea pigs": "guinea pig",
+    "guinea pig": "guinea pig",
+    "puppies": "puppy",
+    "bunnies": "bunny",
+    "goldfish": "goldfish",
+    "budgies": "budgie",
+    "budgie": "budgie",
+    **{
+        name + suffix: name
+        for name in (
+            "dog",
+            "cat",
+            "puppy",
+            "kitten",
+            "parrot",
+            "rabbit",
+            "bunny",
+            "hamster",
+            "bird",
+            "turtle",
+            "tortoise",
+            "snake",
+            "lizard",
+            "gecko",
+            "horse",
+            "ferret",
+            "chinchilla",
+            "pony",
+            "cockatiel",
+            "iguana",
+        )
+        for suffix in ("s", "")
+    },
+}
+COUNTS = {
+    "a": "",
+    "an": "",
+    "one": "",
+    "two": "two",
+    "three": "three",
+    "four": "four",
+    "five": "five",
+    "six": "six",
+    "seven": "seven",
+    "eight": "eight",
+    "nine": "nine",
+    "ten": "ten",
+    "a couple of": "two",
+    "several": "several",
+    "some": "some",
+}
+JOB_WORDS = frozenset(
+    {
+        "nurse",
+        "doctor",
+        "chef",
+        "cook",
+        "pilot",
+        "surgeon",
+        "dentist",
+        "nanny",
+        "paramedic",
+        "firefighter",
+        "architect",
+        "accountant",
+        "consultant",
+        "analyst",
+        "student",
+        "engineer",
+        "developer",
+        "programmer",
+        "designer",
+        "lawyer",
+        "attorney",
+        "teacher",
+        "professor",
+        "scientist",
+        "therapist",
+        "pharmacist",
+        "journalist",
+        "artist",
+        "musician",
+        "writer",
+        "editor",
+        "manager",
+        "director",
+        "founder",
+        "ceo",
+        "cto",
+        "cfo",
+        "intern",
+        "librarian",
+        "electrician",
+        "plumber",
+        "carpenter",
+        "mechanic",
+        "farmer",
+        "baker",
+        "barista",
+        "waiter",
+        "waitress",
+        "cashier",
+        "clerk",
+        "officer",
+        "soldier",
+        "veterinarian",
+        "vet",
+        "researcher",
+        "economist",
+        "photographer",
+        "translator",
+        "tutor",
+        "coach",
+        "driver",
+        "secretary",
+        "assistant",
+        "receptionist",
+        "freelancer",
+        "entrepreneur",
+        "realtor",
+        "banker",
+        "broker",
+        "trader",
+        "midwife",
+        "postdoc",
+        "priest",
+        "pastor",
+        "rabbi",
+        "judge",
+        "cop",
+        "detective",
+        "psychologist",
+        "psychiatrist",
+        "physiotherapist",
+        "physician",
+        "technician",
+        "agent",
+        "president",
+        "resident",
+        "attendant",
+        "caregiver",
+        "carer",
+        "surveyor",
+    }
+)
+JOB_SUFFIXES = ("er", "or", "ist", "ian", "eer")
+# Words that end like a job title but describe a person otherwise ("a big eater", "a mother of two").
+NOT_JOBS = frozenset(
+    {
+        "fan",
+        "bit",
+        "lot",
+        "mother",
+        "father",
+        "sister",
+        "brother",
+        "daughter",
+        "member",
+        "beginner",
+        "newbie",
+        "person",
+        "user",
+        "customer",
+        "lover",
+        "eater",
+        "sleeper",
+        "owner",
+        "parent",
+        "grandparent",
+        "reader",
+        "listener",
+        "learner",
+        "gamer",
+        "runner",
+        "walker",
+        "smoker",
+        "drinker",
+        "talker",
+        "thinker",
+        "believer",
+        "introvert",
+        "extrovert",
+        "foodie",
+        "human",
+        "vegetarian",
+        "vegan",
+        "grandmother",
+        "grandfather",
+        "partner",
+        "winner",
+        "loser",
+        "fighter",
+        "survivor",
+        "other",
+        "either",
+        "neither",
+        "number",
+        "order",
+        "color",
+        "colour",
+        "minor",
+        "major",
+        "senior",
+        "junior",
+        "superior",
+        "inferior",
+        "better",
+        "faster",
+        "slower",
+    }
+)
+# Common verbs that begin a standing instruction ("always answer in French", "never mention ...").
+INSTRUCTION_VERBS = frozenset(
+    {
+        "answer",
+        "reply",
+        "respond",
+        "write",
+        "use",
+        "speak",
+        "talk",
+        "call",
+        "address",
+        "mention",
+        "include",
+        "give",
+        "show",
+        "format",
+        "keep",
+        "ask",
+        "remind",
+        "tell",
+        "check",
+        "send",
+        "cite",
+        "explain",
+        "summarize",
+        "summarise",
+        "suggest",
+        "recommend",
+        "avoid",
+        "list",
+        "put",
+        "be",
+        "add",
+        "sign",
+        "start",
+        "end",
+        "refer",
+        "translate",
+        "assume",
+        "bring",
+        "say",
+        "convert",
+        "round",
+        "spell",
+        "double-check",
+        "confirm",
+        "greet",
+    }
+)
+PLAN_VERBS = frozenset(
+    {
+        "visit",
+        "move",
+        "fly",
+        "travel",
+        "start",
+        "begin",
+        "attend",
+        "quit",
+        "retire",
+        "join",
+        "relocate",
+        "apply",
+        "launch",
+        "open",
+        "host",
+        "buy",
+        "adopt",
+        "study",
+        "learn",
+        "switch",
+        "change",
+        "marry",
+        "sell",
+        "finish",
+        "graduate",
+        "propose",
+        "book",
+        "climb",
+        "hike",
+        "leave",
+        "head",
+        "renovate",
+        "run",
+    }
+)
+GERUND_BASES = {
+    "eating": "eat",
+    "working": "work",
+    "living": "live",
+    "visiting": "visit",
+    "moving": "move",
+    "going": "go",
+    "flying": "fly",
+    "travelling": "travel",
+    "traveling": "travel",
+    "starting": "start",
+    "getting": "get",
+    "leaving": "leave",
+    "attending": "attend",
+    "running": "run",
+    "taking": "take",
+    "buying": "buy",
+    "adopting": "adopt",
+    "studying": "study",
+    "learning": "learn",
+    "quitting": "quit",
+    "retiring": "retire",
+    "joining": "join",
+    "relocating": "relocate",
+    "applying": "apply",
+    "launching": "launch",
+    "opening": "open",
+    "hosting": "host",
+    "heading": "head",
+    "smoking": "smoke",
+    "drinking": "drink",
+    "beginning": "begin",
+}
+LOWERCASE_PARTICLES = frozenset(
+    {
+        "of",
+        "de",
+        "da",
+        "do",
+        "dos",
+        "das",
+        "del",
+        "la",
+        "le",
+        "les",
+        "the",
+        "and",
+        "upon",
+        "on",
+        "am",
+        "im",
+        "an",
+        "der",
+        "den",
+        "van",
+        "von",
+        "y",
+        "e",
+    }
+)
+# Words whose period does not end a sentence ("Dr. Lee", "St. Mary's").
+ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "vs", "e.g", "i.e"})
+# A value that is only a pointer to something said elsewhere ("I love it", "I like that idea").
+POINTER_WORDS = frozenset(
+    {
+        "it",
+        "that",
+        "this",
+        "you",
+        "them",
+        "those",
+        "these",
+        "him",
+        "her",
+        "how",
+        "when",
+        "what",
+        "your",
+        "yours",
+        "everything",
+        "nothing",
+        "something",
+        "anything",
+        "here",
+        "there",
+        "so",
+        "too",
+        "very",
+        "much",
+        "lot",
+        "one",
+    }
+)
+
+# ---------------------------------------------------------------------------------------------
+# The extractor
+# ---------------------------------------------------------------------------------------------
+
+
+class RulesExtractor:
+    def extract(self, episodes: list[EpisodeInput], *, subject: str) -> list[Candidate]:
+        conversation = _Conversation(subject)
+        for index, episode in enumerate(episodes):
+            conversation.read(index, episode)
+        return conversation.candidates
+
+
+@dataclass(frozen=True)
+class _Fact:
+    """What a rule found in a clause, before it knows its time, subject and episode."""
+
+    attribute: str
+    value: str
+    relation: Relation | None = None  # None: the clause's markers decide
+    importance: int | None = None  # None: by attribute
+    text: str = ""  # set when the attribute's sentence template does not fit
+    kind: str = "semantic"
+
+
+@dataclass
+class _Conversation:
+    """Reads episodes in order, remembering per session what the user said last, which is what
+    "just kidding", "I meant Porto" and a bare "not anymore" refer to."""
+
+    subject: str
+    candidates: list[Candidate] = field(default_factory=list)
+    last_fact: dict[str, Candidate] = field(default_factory=dict)
+    last_episode: dict[str, EpisodeInput] = field(default_factory=dict)
+
+    def read(self, index: int, episode: EpisodeInput) -> None:
+        if episode.source in CONVERSATION_SOURCES | FIRST_PERSON_SOURCES:
+            for sentence in split_sentences(episode.content):
+                self._read_sentence(sentence, index, episode)
+        self.last_episode[episode.session] = episode
+
+    def _read_sentence(self, sentence: str, index: int, episode: EpisodeInput) -> None:
+        if sentence.rstrip().endswith("?"):
+            return  # questions ask, they do not tell
+        conversational = episode.source in CONVERSATION_SOURCES
+        lead = None
+        for text in split_clauses(sentence):
+            clause = _Clause.read(text, episode.occurred_at, self.subject, lead=lead)
+            if not clause.body:
+                lead = clause  # "Actually,", "Hi,", "Last year,": they qualify the clause that follows
+                continue
+            for fact, subject in self._facts(clause, episode, conversational):
+                self._add(fact, subject, clause, index, episode, conversational)
+            lead = None
+
+    def _facts(self, clause: _Clause, episode: EpisodeInput, conversational: bool) -> list[tuple[_Fact, str]]:
+        previous = self.last_fact.get(episode.session)
+        if conversational and _RETRACTION.fullmatch(clause.body):
+            retraction = _Fact(
+                attribute=previous.attribute if previous else "",
+                value="",
+                relation="retract",
+                importance=RETRACTION_IMPORTANCE,
+                text=f"{_display(self.subject)} retracted the previous statement.",
+                kind=previous.kind if previous else "semantic",
+            )
+            return [(retraction, previous.subject if previous else self.subject)]
+        if conversational and _BARE_NEGATION.fullmatch(clause.body):
+            return self._negations_of_what_was_asked(episode) or _negation_of(previous)
+        if conversational and clause.meant and not _FIRST_PERSON_START.match(clause.body):
+            return _correction_of(previous, clause)
+        facts = clause.facts(instructions_allowed=True)
+        if not conversational:
+            facts = [
+                _replace(fact, text=f"Standing instruction found in {episode.source} content: {fact.value}.")
+                if fact.attribute == "instruction"
+                else fact
+                for fact in facts
+            ]
+        return [(fact, clause.subject) for fact in facts]
+
+    def _negations_of_what_was_asked(self, episode: EpisodeInput) -> list[tuple[_Fact, str]]:
+        """ "Are you still vegetarian?" - "Not anymore." negates what the question asked about."""
+        asked = self.last_episode.get(episode.session)
+        question = _STILL_QUESTION.search(asked.content) if asked and asked.source == "assistant" else None
+        if not question:
+            return []
+        statement = ("I am " if question["verb"].lower() == "are" else "I ") + question["rest"]
+        clause = _Clause.read(statement, episode.occurred_at, self.subject)
+        facts = clause.facts(instructions_allowed=False)
+        return [(_replace(fact, relation="negate"), clause.subject) for fact in facts]
+
+    def _add(
+        self, fact: _Fact, subject: str, clause: _Clause, index: int, episode: EpisodeInput, conversational: bool
+    ) -> None:
+        when = clause.time(prefer_future=fact.attribute == "plan")
+        if fact.relation == "retract":
+            when = None  # a retraction is about the statement, not about the world
+        relation = clause.relation_for(fact)
+        candidate = Candidate(
+            text=fact.text or _render(fact, subject, relation, when if fact.attribute == "plan" else None),
+            subject=subject,
+            attribute=fact.attribute,
+            value=fact.value,
+            valid_from=when or episode.occurred_at,
+            importance=_importance(fact, subject, self.subject),
+            confidence=CONFIDENCE if conversational else FIRST_PERSON_SOURCE_CONFIDENCE,
+            relation=relation,
+            kind=fact.kind,
+            episode_index=index,
+        )
+        self.candidates.append(candidate)
+        if relation != "retract":
+            self.last_fact[episode.session] = candidate
+
+
+def _negation_of(previous: Candidate | None) -> list[tuple[_Fact, str]]:
+    if previous is None:
+        return []
+    return [(_Fact(previous.attribute, previous.value, "negate", previous.importance), previous.subject)]
+
+
+def _correction_of(previous: Candidate | None, clause: _Clause) -> list[tuple[_Fact, str]]:
+    """ "I meant Porto": the value of the last statement was wrong, its attribute still holds."""
+    if previous is None or not previous.attribute or len(clause.body.split()) > 5:
+        return []
+    value = normalize_value(previous.attribute, clause.body, clause.occurred_at)
+    if not value:
+        return []
+    return [(_Fact(previous.attribute, value, "correct", previous.importance, kind=previous.kind), previous.subject)]
+
+
+def _replace(fact: _Fact, **changes) -> _Fact:
+    return _Fact(**{**fact.__dict__, **changes})
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences and clauses
+# ---------------------------------------------------------------------------------------------
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences, keeping "Dr. Lee" and "St. Mary's" whole."""
+    sentences: list[str] = []
+    for piece in re.split(r"(?<=[.!?])\s+|\n+", text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower() if sentences else ""
+        if sentences and sentences[-1].endswith(".") and last_word in ABBREVIATIONS:
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+# Breaks before "and I ...", ", my sister ...", "; ...". The conjunction stays with its clause: "but I
+# eat fish" qualifies a diet where "I eat fish" alone would replace it.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*"
+    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus)\s+(?:i|my|i'm|i've)\b)"
+    r"|,\s*(?=(?:i|my|i'm|i've|and|but|so|also|btw)\b)",
+    re.I,
+)
+# "I live in Lisbon and work at Globex": the second clause borrows the "I".
+_SHARED_SUBJECT_BREAK = re.compile(r",?\s+and\s+(?=(?:work|live|love|like|enjoy|hate|have|eat|moved|started)\b)", re.I)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    clauses = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        if re.search(r"\bmy\b", clause, re.I):
+            clauses.append(clause)  # "my sister lives in Paris and works at ...": her "I", not the user's
+            continue
+        first, *rest = _SHARED_SUBJECT_BREAK.split(clause)
+        clauses += [first] + [f"I {part}" for part in rest]
+    return [clause.strip() for clause in clauses if clause.strip()]
+
+
+_CONTRACTIONS = [
+    (r"\bi'm\b|\bim\b", "I am"),
+    (r"\bi've\b", "I have"),
+    (r"\bi'll\b", "I will"),
+    (r"\bi'd\b", "I would"),
+    (r"\b(do|does|did|is|are|was|were|have|has|had|would|should|could)n't\b", r"\1 not"),
+    (r"\b(do|does|did)nt\b", r"\1 not"),
+    (r"\bcan'?t\b", "cannot"),
+    (r"\bwon'?t\b", "will not"),
+    (r"\bgonna\b", "going to"),
+    (r"\bwanna\b", "want to"),
+    (r"\bany more\b", "anymore"),
+]
+_FILLER = re.compile(
+    r"^(?:btw|by the way|oh|ok|okay|so|well|also|and|but|plus|hey|hi|hello|yeah|yes|yep|lol|haha|hmm|um|uh|fyi"
+    r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
+    r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
+    r"|though|while)\b[,!:.]?\s*",
+    re.I,
+)
+_CORRECTION = re.compile(r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+longer)\b[,:!]?\s*", re.I)
+_MEANT = re.compile(r"^i meant", re.I)
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey)\b", re.I)
+_FIRST_PERSON_START = re.compile(r"^(?:I|my)\b", re.I)
+_RETRACTION = re.compile(
+    r"(?:i (?:was|am) )?(?:just |only )?(?:kidding|joking)|jk|j/k|scratch that|never ?mind|nvm"
+    r"|forget (?:what i (?:just )?said|that|it|i said that)|ignore (?:that|what i (?:just )?said)"
+    r"|disregard (?:that|what i (?:just )?said)|that is not true|that was a joke|i take (?:that|it) back",
+    re.I,
+)
+_BARE_NEGATION = re.compile(r"not anymore|no longer|not any longer|anymore no", re.I)
+_STILL_QUESTION = re.compile(r"\b(?P<verb>are|do) you still (?P<rest>[^?]+)\?", re.I)
+_MARKERS = {
+    "still": re.compile(r"\bstill\b", re.I),
+    "now": re.compile(r"\b(?:from now on|now|these days|nowadays)\b", re.I),
+    "adds_detail": re.compile(r"\b(?:also|too|as well)\b", re.I),
+    "correction": re.compile(r"\bactually\b", re.I),
+    "adverb": re.compile(r"\b(?:really|just|absolutely|definitely|totally|recently|currently|honestly)\b", re.I),
+}
+
+
+@dataclass
+class _Clause:
+    """One clause in a normal form the rules can be anchored on, with what its markers said."""
+
+    original: str  # contractions expanded, nothing removed: where time expressions are found
+    body: str  # fillers and markers taken out
+    occurred_at: datetime
+    subject: str
+    greeting: bool = False
+    correction: bool = False
+    meant: bool = False
+    still: bool = False
+    now: bool = False
+    adds_detail: bool = False  # "also", "too", "but": qualifies what was said instead of replacing it
+    negated: bool = False
+    started: bool = False
+    relative_name: str = ""  # "my sister Ana is a doctor"
+    lead_time: datetime | None = None  # from a clause that was only a time: "In 2019, I moved ..."
+
+    @classmethod
+    def read(cls, text: str, occurred_at: datetime, subject: str, *, lead: _Clause | None = None) -> _Clause:
+        original = _expand_contractions(text)
+        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject)
+        if lead:
+            clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
+            clause.lead_time = lead.time()
+        clause._strip_lead()
+        return clause
+
+    def time(self, *, prefer_future: bool = False) -> datetime | None:
+        found = find_time(self.original, self.occurred_at, prefer_future=prefer_future)
+        return found.when if found else self.lead_time
+
+    def relation_for(self, fact: _Fact) -> Relation:
+        if self.negated:
+            return "negate"
+        if fact.relation:
+            return fact.relation
+        if (self.now or self.started) and fact.attribute in SINGLE_VALUED_ATTRIBUTES:
+            return "change"
+        if self.correction:
+            return "correct"
+        return "state"
+
+    def facts(self, *, instructions_allowed: bool) -> list[_Fact]:
+        if instructions_allowed and (instruction := _instruction(self.body)):
+            return [instruction]
+        self._take_markers()
+        self._rewrite_relative()
+        self._rewrite_negation()
+        self._rewrite_aspect()
+        found = next(
+            (facts for pattern, rule in _RULES if (match := pattern.match(self.body)) and (facts := rule(match, self))),
+            [],
+        )
+        if found and self.relative_name:
+            found.append(_Fact("name", _title(self.relative_name)))
+        return found
+
+    def _strip_lead(self) -> None:
+        """Drops "btw", "actually,", "Last year," and the like from the front, remembering them."""
+        self.greeting = self.greeting or bool(_GREETING.match(self.body))
+        self.adds_detail = self.adds_detail or bool(re.match(r"but\b", self.body, re.I))
+        while True:
+            before = self.body
+            if correction := _CORRECTION.match(self.body):
+                self.correction = True
+                self.meant = self.meant or bool(_MEANT.match(correction.group()))
+                self.body = self.body[correction.end() :]
+            self.body = _FILLER.sub("", self.body)
+            found = find_time(self.body, self.occurred_at)
+            if found and found.start == 0:
+                self.body = self.body[found.end :].lstrip(" ,")
+            if self.body == before:
+                return
+
+    def _take_markers(self) -> None:
+        for name, pattern in _MARKERS.items():
+            if pattern.search(self.body):
+                if name != "adverb":
+                    setattr(self, name, True)
+                self.body = _squeeze(pattern.sub(" ", self.body))
+
+    def _rewrite_negation(self) -> None:
+        """ "I'm not vegetarian anymore", "I no longer eat meat" -> the statement that ended."""
+        if re.search(r"\bno longer\b", self.body, re.I):
+            self.body = _squeeze(re.sub(r"\bno longer\b", " ", self.body, flags=re.I))
+            self.negated = True
+        elif re.search(r"\banymore\b", self.body, re.I):
+            body = re.sub(r"\banymore\b", " ", self.body, flags=re.I)
+            self.body = _squeeze(re.sub(r"\b(?:(?:do|does|did) not|not|never)\b", " ", body, count=1, flags=re.I))
+            self.negated = True
+
+    def _rewrite_relative(self) -> None:
+        """ "my sister is vegetarian" -> "I am vegetarian", about sam's sister."""
+        match = _RELATIVE.match(self.body)
+        if match:
+            self.subject = f"{self.subject}'s {match['relative'].lower()}"
+            self.relative_name = match["name"] or ""
+            if match["possessive"]:
+                self.body = f"my {match['rest']}"
+            else:
+                negation, rest = re.match(r"((?:no longer |never )?)(.*)", match["rest"], re.I).groups()
+                self.body = f"I {negation}{_first_person_verb(rest)}"
+
+    def _rewrite_aspect(self) -> None:
+        """ "I stopped eating meat" ends a fact, "I started eating fish" changes one, "I have been
+        vegetarian since 2019" still holds."""
+        self.body = re.sub(r"^I have been (?!to\b)", "I am ", self.body, flags=re.I)
+        match = re.match(
+            r"I (?P<verb>stopped|quit|gave up|started|began) (?P<gerund>\w+ing)\b(?P<rest>.*)", self.body, re.I
+        )
+        if match and match["gerund"].lower() in GERUND_BASES:
+            self.body = f"I {GERUND_BASES[match['gerund'].lower()]}{match['rest']}"
+            if match["verb"].lower() in {"started", "began"}:
+                self.started = True
+            else:
+                self.negated = True
+
+
+def _expand_contractions(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    for pattern, replacement in _CONTRACTIONS:
+        text = re.sub(pattern, replacement, text, flags=re.I)
+    return _squeeze(text)
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _first_person_verb(rest: str) -> str:
+    verb, _, tail = rest.partition(" ")
+    lowered = verb.lower()
+    irregular = {"is": "am", "has": "have", "does": "do", "was": "was"}
+    if lowered in irregular:
+        verb = irregular[lowered]
+    elif lowered.endswith("ies"):
+        verb = lowered[:-3] + "y"
+    elif lowered.endswith(("ches", "shes", "sses", "xes", "oes")):
+        verb = lowered[:-2]
+    elif lowered.endswith("s") and not lowered.endswith("ss"):
+        verb = lowered[:-1]
+    return f"{verb} {tail}".strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Standing instructions
+# ---------------------------------------------------------------------------------------------
+
+_INSTRUCTION = re.compile(
+    r"(?:please )?(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+(?P<later>.+)"
+    r"|(?P<always>(?:always|never|do not ever|do not|stop) .+))"
+    r"|please (?P<call>call me .+)"
+    r"|please (?P<language>(?:answer|reply|respond|write|speak|talk)(?: to me)? (?:in|using|with) .+)",
+    re.I,
+)
+
+
+def _instruction(body: str) -> _Fact | None:
+    match = _INSTRUCTION.fullmatch(body)
+    if not match:
+        return None
+    value = match["later"] or match["always"] or match["call"] or match["language"]
+    verb = re.sub(r"^(?:always|never|do not ever|do not|stop)\s+", "", value, flags=re.I).split(" ", 1)[0].lower()
+    if not (match["call"] or match["language"]) and _base_form(verb) not in INSTRUCTION_VERBS:
+        return None  # "always a pleasure", "never been better", "from now on I'm vegan" are no instructions
+    value = _third_person(value.rstrip(" .!"))
+    return _Fact("instruction", value[:1].lower() + value[1:], kind="procedural")  # "Never use ..." mid-sentence
+
+
+def _base_form(verb: str) -> str:
+    # "stop mentioning" names the verb "mention"
+    if verb.endswith("ing"):
+        return next((base for base in INSTRUCTION_VERBS if verb in {base + "ing", base[:-1] + "ing"}), verb)
+    return verb
+
+
+# ---------------------------------------------------------------------------------------------
+# Fact rules: (pattern anchored at the start of the normalized clause, what it means)
+# ---------------------------------------------------------------------------------------------
+
+
+def _alternatives(words) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+_COUNT = rf"(?P<count>\d+|{_alternatives(COUNTS)})"
+# "my sister is ...", "my sister Ana works ...", "my sister's dog is ..."
+_RELATIVE = re.compile(
+    rf"my (?P<relative>{_alternatives(RELATIVES)})"
+    r"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][a-z]+)))?"
+    r"(?= (?:no longer |never )?(?:is|has|does|was|\w+s|\w+ed)\b)) (?P<rest>.+)",
+    re.I,
+)
+
+Rule = Callable[[re.Match, _Clause], list[_Fact]]
+
+
+def _name(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("name", match["value"], clause.occurred_at)
+    return [_Fact("name", value)] if value else []
+
+
+def _greeting_name(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return _name(match, clause) if clause.greeting else []
+
+
+def _has(match: re.Match, group: str) -> bool:
+    return bool(match.groupdict().get(group))
+
+
+def _changed(match: re.Match) -> Relation | None:
+    """Rules name the words that say the world changed ("moved", "became") in a `changed` group."""
+    return "change" if _has(match, "changed") else None
+
+
+def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
+    age = int(match["value"])
+    return [_Fact("age", str(age), _changed(match))] if 0 < age < 125 else []
+
+
+def _relationship(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("relationship_status", match["value"].lower(), _changed(match))]
+
+
+def _allergy(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("allergy", match["value"], clause.occurred_at)
+    return [_Fact("allergy", value)] if value else []
+
+
+def _health(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = match["value"].lower()
+    return [_Fact("health", HEALTH_ADJECTIVES.get(value, value))]
+
+
+def _diet(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("diet", DIET_ALIASES[match["value"].lower()], _changed(match))]
+
+
+def _diet_food(match: re.Match, clause: _Clause) -> list[_Fact]:
+    qualifier = f"{match['qualifier'].lower()} " if match["qualifier"] else ""
+    value = f"eats {qualifier}{match['food'].lower()}"
+    # "I still eat eggs" adds detail to the diet already known instead of replacing it.
+    return [_Fact("diet", value, "refine" if clause.still or clause.adds_detail else None)]
+
+
+def _family(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = _counted(match["count"], match["member"].lower(), match["name"])
+    return [_Fact("family", value)]
+
+
+def _pet(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("pet", _counted(match["count"], PETS[match["species"].lower()], match["name"], plural=True))]
+
+
+def _pet_name(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("pet", _counted("a", PETS[match["species"].lower()], match["name"]))]
+
+
+def _counted(count: str, noun: str, name: str | None, *, plural: bool = False) -> str:
+    number = count if count.isdigit() else COUNTS[" ".join(count.lower().split())]
+    if plural and number and not noun.endswith("s") and noun != "goldfish":
+        noun += "s"
+    named = f" named {_title(name)}" if name else ""
+    return f"{number} {noun}{named}".strip()
+
+
+def _work(*, job_checked: bool = False) -> Rule:
+    """Job and employer from one clause ("I work as a nurse at St. Mary's"). `job_checked`: the
+    words only look like a job ("I'm a nurse" but "I'm a big eater"), so check them."""
+
+    def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
+        job = normalize_value("job", match["job"], clause.occurred_at) if _has(match, "job") else ""
+        if job_checked and not (job and _looks_like_job(job)):
+            return []  # no job, and so no employer either
+        employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
+        return [
+            _Fact(attribute, value, _changed(match))
+            for attribute, value in (("job", job), ("employer", employer))
+            if value
+        ]
+
+    return rule
+
+
+def _looks_like_job(job: str) -> bool:
+    words = job.split()
+    last = words[-1]
+    if len(words) > 4 or last in NOT_JOBS or any(word in NOT_JOBS for word in words):
+        return False
+    return last in JOB_WORDS or (last.endswith(JOB_SUFFIXES) and len(last) > 4)
+
+
+def _left_job(match: re.Match, clause: _Clause) -> list[_Fact]:
+    employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
+    text = "" if employer else f"{_display(clause.subject)} left their job."
+    return [_Fact("employer", employer, "negate", text=text)]
+
+
+def _city(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("city", match["value"], clause.occurred_at)
+    return [_Fact("city", value, _changed(match))] if value else []
+
+
+def _hometown(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("hometown", match["value"], clause.occurred_at)
+    return [_Fact("hometown", value)] if value else []
+
+
+def _plan(*, needs_plan_verb: bool = False, needs_future_time: bool = False) -> Rule:
+    """ "planning to" always announces a plan; "going to" only with a verb of plans ("I'm going to
+    bed" is none), and "will" only with a future time too ("I'll start with the soup" is a choice,
+    "I'll start at Globex next month" a plan)."""
+
+    def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
+        value = normalize_value("plan", match["value"], clause.occurred_at)
+        when = clause.time(prefer_future=True)
+        if not value:
+            return []
+        if needs_plan_verb and not _is_plan_verb(value):
+            return []
+        if needs_future_time and not (when and when > clause.occurred_at):
+            return []
+        return [_Fact("plan", value, importance=6 if when else 5)]
+
+    return rule
+
+
+def _is_plan_verb(value: str) -> bool:
+    return value.split(" ", 1)[0].lower() in PLAN_VERBS or value.lower().startswith(("get married", "get engaged"))
+
+
+def _plan_going_to_place(match: re.Match, clause: _Clause) -> list[_Fact]:
+    when = clause.time(prefer_future=True)
+    value = normalize_value("city", match["value"], clause.occurred_at)
+    if not (value and when and when > clause.occurred_at):
+        return []
+    return [_Fact("plan", f"go to {value}", importance=6)]
+
+
+def _plan_progressive(match: re.Match, clause: _Clause) -> list[_Fact]:
+    """ "I'm visiting Japan next month": a present tense that speaks of the future."""
+    when = clause.time(prefer_future=True)
+    base = GERUND_BASES.get(match["gerund"].lower())
+    value = normalize_value("plan", match["value"], clause.occurred_at)
+    if not (base and value and when and when > clause.occurred_at):
+        return []
+    return [_Fact("plan", f"{base} {value}", importance=6)]
+
+
+def _preference(attribute: str, *, strong: set[str]) -> Rule:
+    def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
+        value = normalize_value(attribute, match["value"], clause.occurred_at)
+        if not value or _is_pointer(value):
+            return []
+        verb = " ".join(match["verb"].lower().split())
+        return [_Fact(attribute, value, importance=5 if verb in strong else 4)]
+
+    return rule
+
+
+def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("likes", match["value"], clause.occurred_at)
+    if not value or _is_pointer(value):
+        return []
+    what = match["what"].lower()
+    return [_Fact("likes", value, importance=5, text=f"{_display(clause.subject)}'s favorite {what} is {value}.")]
+
+
+def _is_pointer(value: str) -> bool:
+    words = value.lower().split()
+    return words[0] in POINTER_WORDS or words[-1] in POINTER_WORDS
+
+
+_VALUE = r"(?P<value>.+)"
+_SPECIES = _alternatives(PETS)
+_DIETS = _alternatives(DIET_ALIASES)
+_RULE_TABLE: list[tuple[str, Rule]] = [
+    (rf"(?:my name is|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
+    (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
+    (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
+    (rf"I am (?P<value>{_alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
+    (r"I (?P<changed>got) (?P<value>married|engaged|divorced)\b", _relationship),
+    (rf"I am (?:very |severely |deathly )?allergic to {_VALUE}", _allergy),
+    (r"I have an? (?P<value>[\w ]+?) allergy\b", _allergy),
+    (rf"I (?:have|was diagnosed with|suffer from) (?P<value>{_alternatives(HEALTH_CONDITIONS)})\b", _health),
+    (rf"I am (?P<value>{_alternatives(HEALTH_ADJECTIVES)})\b", _health),
+    (rf"I am (?:a |an )?(?:strict |strictly |fully |mostly |full )?(?P<value>{_DIETS})\b", _diet),
+    (rf"I (?P<changed>became|went|turned|have become|have gone) (?:a |an )?(?P<value>{_DIETS})\b", _diet),
+    (rf"I (?:follow|am on|eat|have|keep) an? (?P<value>{_DIETS}) diet\b", _diet),
+    (rf"I eat (?P<qualifier>only |mostly )?(?P<food>{_alternatives(DIET_FOODS)})\b", _diet_food),
+    (rf"I have {_COUNT} (?P<member>{_alternatives(FAMILY_MEMBERS)})\b(?: (?:named|called) (?P<name>\w+))?", _family),
+    (
+        rf"I (?:have|got|adopted|have adopted) {_COUNT} (?P<species>{_SPECIES})\b(?: (?:named|called) (?P<name>\w+))?",
+        _pet,
+    ),
+    (rf"my (?P<species>{_SPECIES})(?:'s name is| is called| is named) (?P<name>\w+)", _pet_name),
+    (r"I (?:quit|left|lost) my job(?: at (?P<employer>.+))?", _left_job),
+    (r"I (?:got|was) (?:fired|laid off)(?: from (?P<employer>.+))?", _left_job),
+    (r"I (?:work|am working|am employed) as (?:a |an )?(?P<job>.+?)(?: (?:at|for|with) (?P<employer>.+))?$", _work()),
+    (r"I (?:work|am working) (?:at|for) (?P<employer>.+?)(?: as (?:a |an )?(?P<job>.+))?$", _work()),
+    (r"(?:I am employed (?:at|by)|my employer is) (?P<employer>.+)", _work()),
+    (r"I (?P<changed>started|began)(?: a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)", _work()),
+    (r"I (?P<changed>got) an? (?:new )?job (?:at|with) (?P<employer>.+)", _work()),
+    (r"I (?P<changed>became|have become) (?:a|an) (?P<job>.+)", _work(job_checked=True)),
+    (
+        rf"(?:I|we) (?:live|am living|are living|have lived|have been living|reside|am based|are based) in {_VALUE}",
+        _city,
+    ),
+    (rf"(?:I|we) (?:have )?(?P<changed>moved|relocated) (?:back )?to {_VALUE}", _city),
+    (rf"I am (?:originally )?from {_VALUE}", _hometown),
+    (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
+    (rf"(?:I (?:am )?(?:planning|plan|intend|intending|hoping|hope) (?:to|on)|my plan is to) {_VALUE}", _plan()),
+    (rf"I am going to {_VALUE}", _plan(needs_plan_verb=True)),
+    (rf"I will {_VALUE}", _plan(needs_plan_verb=True, needs_future_time=True)),
+    (r"I am going to (?P<value>(?-i:[A-Z]).+)", _plan_going_to_place),
+    (r"I am (?P<gerund>\w+ing) (?P<value>.+)", _plan_progressive),
+    (
+        rf"I (?P<verb>hate|dislike|detest|loathe|cannot stand|do not like|do not enjoy|do not care for"
+        rf"|am not a (?:big |huge )?fan of|am not into) {_VALUE}",
+        _preference("dislikes", strong={"hate", "detest", "loathe", "cannot stand"}),
+    ),
+    (
+        rf"I (?P<verb>love|adore|like|enjoy|prefer|am into|am a (?:big |huge )?fan of) {_VALUE}",
+        _preference("likes", strong={"love", "adore", "am a big fan of", "am a huge fan of"}),
+    ),
+    (rf"my (?:absolute )?favou?rite (?P<what>[\w ]+?) (?:is|are) {_VALUE}", _favorite),
+    (r"I am (?:a|an) (?P<job>.+?)(?: (?:at|for) (?P<employer>.+))?$", _work(job_checked=True)),
+    (r"I am (?P<value>(?-i:[A-Z])\w+(?: (?-i:[A-Z])\w+)?)$", _greeting_name),
+]
+_RULES: list[tuple[re.Pattern, Rule]] = [(re.compile(pattern, re.I), rule) for pattern, rule in _RULE_TABLE]
+
+# ---------------------------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------------------------
+
+_STOPS = re.compile(
+    r"\s+(?:because|since|but|so|which|who|when|though|although|anyway|lol|haha|too|also|as well|a lot"
+    r"|very much|so much|these days|nowadays|now|anymore|again|either|right now|at the moment|for now|btw"
+    r"|over|rather than|instead of)\b.*",
+    re.I,
+)
+_PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
+_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to)\b.*", re.I)
+_JOB_STOPS = re.compile(r"\s+(?:at|for|in|with|and|since|who|that)\b.*", re.I)
+_NOT_A_PLACE = re.compile(r"^(?:a|an|my|our|their|his|her|this|that|it|here|there|home|myself|the moment|some)\b", re.I)
+
+
+def normalize_value(attribute: str, raw: str, reference: datetime) -> str:
+    """The value as memory stores it: cut at the first word that is not part of it, then in the
+    attribute's form (lowercase diets and likes, Title Case places and employers)."""
+    value = _cut(raw, reference)
+    if attribute in {"city", "hometown", "employer"}:
+        value = (_EMPLOYER_STOPS if attribute == "employer" else _PLACE_STOPS).sub("", value)
+        value = re.sub(r"^the\s+", "", value, flags=re.I)
+        # "a small town", "home", "myself" describe, they do not name: no value beats a vague one
+        return "" if not value or _NOT_A_PLACE.match(value) else _title(value)
+    if attribute == "name":
+        return _title(" ".join(value.split()[:3]))
+    if attribute == "job":
+        return _lower(re.sub(r"^(?:a|an)\s+", "", _JOB_STOPS.sub("", value), flags=re.I))
+    if attribute == "diet":
+        return DIET_ALIASES.get(value.lower(), value.lower())
+    if attribute == "plan":
+        return _third_person(value)
+    return _lower(_third_person(value))
+
+
+def _cut(raw: str, reference: datetime) -> str:
+    value = re.split(r"[,;:!?()\"]| - ", raw, maxsplit=1)[0]
+    found = find_time(value, reference)
+    if found:
+        value = value[: found.start]
+    value = _STOPS.sub("", value)
+    return value.strip(" .'")
+
+
+def _title(value: str) -> str:
+    words = value.split()
+    return " ".join(
+        word
+        if word != word.lower()
+        else word.lower()
+        if index and word.lower() in LOWERCASE_PARTICLES
+        else word[:1].upper() + word[1:]
+        for index, word in enumerate(words)
+    )
+
+
+def _lower(value: str) -> str:
+    # keeps acronyms ("NYC", "ADHD") readable
+    return " ".join(word if len(word) > 1 and word.isupper() else word.lower() for word in value.split())
+
+
+def _third_person(value: str) -> str:
+    """ "visit my mom" -> "visit their mom": a memory text is about the user, not said by them."""
+    swaps = {"my": "their", "me": "them", "i": "they", "mine": "theirs", "myself": "themselves"}
+    return re.sub(r"\b(?:my|me|i|mine|myself)\b", lambda word: swaps[word.group().lower()], value, flags=re.I)
+
+
+# ---------------------------------------------------------------------------------------------
+# Texts
+# ---------------------------------------------------------------------------------------------
+
+TEMPLATES = {
+    "name": "{who}'s name is {value}.",
+    "age": "{who} is {value} years old.",
+    "job": "{who} is {a}{value}.",
+    "employer": "{who} works at {value}.",
+    "city": "{who} lives in {value}.",
+    "hometown": "{who} is from {value}.",
+    "diet": "{who} is {value}.",
+    "relationship_status": "{who} is {value}.",
+    "family": "{who} has {a}{value}.",
+    "pet": "{who} has {a}{value}.",
+    "allergy": "{who} is allergic to {value}.",
+    "health": "{who} has {value}.",
+    "likes": "{who} likes {value}.",
+    "dislikes": "{who} dislikes {value}.",
+    "plan": "{who} plans to {value}.",
+    "instruction": "Standing instruction from {who}: {value}.",
+}
+
+
+def _render(fact: _Fact, subject: str, relation: Relation, plan_time: datetime | None) -> str:
+    who = _display(subject)
+    template = TEMPLATES.get(fact.attribute, "{who}'s {attribute} is {value}.")
+    if fact.attribute == "diet" and fact.value.startswith("eats "):
+        template = "{who} {value}."
+    text = template.format(who=who, value=fact.value, a=_article(fact.value), attribute=fact.attribute)
+    if plan_time:
+        text = f"{text[:-1]}, around {plan_time:%Y-%m-%d}."
+    return _negated(text, who) if relation == "negate" else text
+
+
+def _negated(text: str, who: str) -> str:
+    for verb in ("is", "has"):
+        if text.startswith(f"{who} {verb} "):
+            rest = text[len(who) + len(verb) + 2 :]
+            return f"{who} is no longer {rest}" if verb == "is" else f"{who} no longer has {rest}"
+    if text.startswith(f"{who} "):
+        return f"{who} no longer {text[len(who) + 1 :]}"
+    return f"No longer true: {text}"
+
+
+def _article(value: str) -> str:
+    first = value.split(" ", 1)[0].lower() if value else ""
+    if not first or first.isdigit() or first in COUNTS.values():
+        return ""
+    return "an " if first[0] in "aeiou" else "a "
+
+
+def _display(subject: str) -> str:
+    return subject[:1].upper() + subject[1:]
+
+
+def _importance(fact: _Fact, subject: str, user: str) -> int:
+    importance = fact.importance or IMPORTANCE.get(fact.attribute, 5)
+    return importance if subject == user else min(importance, OTHER_PERSON_IMPORTANCE)
