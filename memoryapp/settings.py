@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "memoryapp",
 ]
@@ -126,13 +127,35 @@ MEMORY_MAX_MESSAGES_PER_REQUEST = envint("MEMORY_MAX_MESSAGES_PER_REQUEST", 200)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryapp.api.parsing.LimitedJSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memoryapp.api.auth.AgentKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["memoryapp.api.auth.HasPermissionFor"],
+    "DEFAULT_THROTTLE_CLASSES": ["memoryapp.api.throttling.PrincipalRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"principal": os.environ.get("API_THROTTLE_RATE", "1200/min")},
+    "EXCEPTION_HANDLER": "memoryapp.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryapp API",
     "DESCRIPTION": "Long-term memory for LLM agents: write episodes, search memories, assemble context, govern.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",  # served from static files: no CDN
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Throttle counters live in Redis, shared by all web processes.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL.replace("redis+socket://", "unix://"),
+        "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1},
+    }
 }
 
 # Embeddings: the packaged all-MiniLM-L6-v2 by default, or any local sentence-transformers path.
@@ -159,8 +182,22 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# Periodic jobs, filled in by memoryapp.jobs (each entry configurable by environment).
-CELERY_BEAT_SCHEDULE: dict = {}
+# Periodic jobs (memoryapp.jobs): seconds between runs, each configurable by environment; 0 turns one off.
+_SCHEDULE = {
+    "requeue": envint("SCHEDULE_REQUEUE_SECONDS", 60),
+    "expire_sessions": envint("SCHEDULE_EXPIRE_SESSIONS_SECONDS", 600),
+    "consolidate": envint("SCHEDULE_CONSOLIDATE_SECONDS", 1800),
+    "summarize": envint("SCHEDULE_SUMMARIZE_SECONDS", 1800),
+    "decay": envint("SCHEDULE_DECAY_SECONDS", 3600),
+}
+CELERY_BEAT_SCHEDULE = {
+    kind: {"task": "memoryapp.tasks.run_scheduled_job", "schedule": float(seconds), "args": [kind]}
+    for kind, seconds in _SCHEDULE.items()
+    if seconds > 0
+}
+DECAY_STRENGTH_HOURS = envfloat("DECAY_STRENGTH_HOURS", 24 * 30)  # retention exp(-t / (S * this))
+DECAY_ARCHIVE_BELOW = envfloat("DECAY_ARCHIVE_BELOW", 0.05)
+MEMORY_CAP_PER_USER = envint("MEMORY_CAP_PER_USER", 5000)
 
 LOGGING = {
     "version": 1,

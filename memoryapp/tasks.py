@@ -40,3 +40,32 @@ def _extract(job: Job, progress) -> dict:
         episode_ids=job.params["episode_ids"], actor=ActorRef.for_job("extraction"), on_progress=progress
     )
     return {"operations": [op.as_dict() for op in operations]}
+
+
+@shared_task(bind=True, name="memoryapp.tasks.run_job", max_retries=MAX_RETRIES)
+def run_job(self, job_id: str) -> dict:
+    """A maintenance job (consolidate, summarize, decay, expire_sessions, requeue) by its row."""
+    from memoryapp.jobs import job_execute
+
+    job = Job.objects.get(pk=job_id)
+    if job.status == Job.Status.SUCCEEDED:
+        return job.result
+    try:
+        return job_execute(job)
+    except Exception as exc:
+        if self.request.retries >= MAX_RETRIES:
+            job_fail(job, f"{type(exc).__name__}: {exc}")
+            raise
+        job_retrying(job, f"{type(exc).__name__}: {exc}")
+        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+
+
+@shared_task(name="memoryapp.tasks.run_scheduled_job")
+def run_scheduled_job(kind: str) -> str:
+    """Beat's entry point: one job row for the whole store, run here on the worker."""
+    from memoryapp.jobs import job_execute
+    from memoryapp.services.jobs import job_create
+
+    job = job_create(kind=kind, organization=None, params={"trigger": "schedule"})
+    job_execute(job)
+    return str(job.id)

@@ -85,6 +85,8 @@ class Job(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs")
+    # The user whose data the job works on, if one: jobs are visible to whoever may see that user.
+    user = models.ForeignKey("memoryapp.User", on_delete=models.CASCADE, null=True, blank=True, related_name="jobs")
     kind = models.CharField(max_length=40)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)

@@ -98,6 +98,10 @@ class Agent(models.Model):
 
     objects = AgentQuerySet.as_manager()
 
+    # DRF treats the authenticated agent as `request.user`.
+    is_authenticated = True
+    is_anonymous = False
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["organization", "name"], name="%(app_label)s_%(class)s_name_unique_in_org")

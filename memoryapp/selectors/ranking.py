@@ -42,9 +42,14 @@ def recency(hours_since_access: float, decay_per_hour: float) -> float:
     return decay_per_hour ** max(hours_since_access, 0.0)
 
 
+# Below this relative spread a component does not tell candidates apart: scaling it to 0..1
+# would turn noise (memories written milliseconds apart) into a full point of score.
+MIN_RELATIVE_SPREAD = 0.01
+
+
 def _min_max(values: Sequence[float]) -> list[float]:
     low, high = min(values), max(values)
-    if high - low < 1e-12:
+    if high - low <= MIN_RELATIVE_SPREAD * max(abs(high), abs(low), 1e-12):
         return [1.0 if high > 0 else 0.0 for _ in values]
     return [(v - low) / (high - low) for v in values]
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
-from memoryapp.models import Agent, Episode, Memory, Project, User
+from memoryapp.models import Agent, Episode, Job, Memory, Project, User
 from memoryapp.services.actors import ActorRef
 
 ALL_SCOPES = tuple(Memory.Scope.values)
@@ -130,3 +131,52 @@ def valid_at(
         Q(recorded_at__lte=known_at),
         Q(expired_at__isnull=True) | Q(expired_at__gt=known_at),
     )
+
+
+def user_visible(principal: Principal, external_id: str) -> User:
+    """The organization's user with this external id, if the principal may see them (else 404)."""
+    users = User.objects.filter(organization_id=principal.organization_id).filter(_allowed_users_q(principal, "id"))
+    user = users.filter(external_id=external_id).first()
+    if user is None:
+        raise Http404(f"no user {external_id!r}")
+    return user
+
+
+def memory_visible(principal: Principal, memory_id) -> Memory:
+    """Any memory the principal may read, whatever its status or scope (else 404)."""
+    memory = scoped_memories(principal).filter(pk=memory_id).select_related("user", "project").first()
+    if memory is None:
+        raise Http404("no such memory")
+    return memory
+
+
+def episode_visible(principal: Principal, episode_id) -> Episode:
+    episode = scoped_episodes(principal).filter(pk=episode_id).select_related("user", "project").first()
+    if episode is None:
+        raise Http404("no such episode")
+    return episode
+
+
+def project_visible(principal: Principal, name: str) -> Project | None:
+    if not name:
+        return None
+    projects = Project.objects.filter(organization_id=principal.organization_id, name=name)
+    allowed = _allowed_projects(principal)
+    if allowed is not None:
+        projects = projects.filter(pk__in=allowed)
+    project = projects.first()
+    if project is None:
+        raise Http404(f"no project {name!r}")
+    return project
+
+
+def job_visible(principal: Principal, job_id) -> Job:
+    """A job of the principal's organization; a job about one user only for who may see that user."""
+    jobs = Job.objects.filter(organization_id=principal.organization_id)
+    restricted = principal.agent is not None and principal.agent.allowed_users.exists()
+    if restricted or (principal.agent is None and not principal.is_admin):
+        jobs = jobs.filter(_allowed_users_q(principal, "user_id"))
+    job = jobs.filter(pk=job_id).first()
+    if job is None:
+        raise Http404("no such job")
+    return job

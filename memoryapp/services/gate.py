@@ -227,7 +227,9 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
 # The start of a sentence or line, or a word that introduces an imperative: "Always reply...",
 # "Paris. Never mention...", "Please act as...". Plain statements ("I always drink coffee")
 # put a subject before the adverb and do not match.
-_IMPERATIVE_START = r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\band\b|\bthen\b|\balso\b)\s*,?\s*"
+# Spaces and tabs only after the anchor: "\s*,?\s*" after a MULTILINE "^" is cubic on a run of blank
+# lines, and the next line has its own "^".
+_IMPERATIVE_START = r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\band\b|\bthen\b|\balso\b)[ \t]*(?:,[ \t]*)?"
 # Verbs of agent behaviour; "Always stir the sauce" or "Never before had the river risen" are
 # left alone, "Always reply in French" is not.
 _AGENT_VERB = (
@@ -275,7 +277,7 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "from_now_on",
             r"\bfrom\s+now\s+on\b|\bhenceforth\b|\bfrom\s+this\s+(?:point|moment)\s+(?:on|forward)\b"
-            r"|\bgoing\s+forward\s*,?\s+(?:you|always|never|the\s+assistant)\b",
+            r"|\bgoing\s+forward(?:\s*,)?\s+(?:you|always|never|the\s+assistant)\b",
         ),
         ("remember_always", r"\bremember\s+(?:to\s+)?(?:always|never)\b"),
         ("remember_imperative", rf"{_IMPERATIVE_START}remember\s+(?:to|that|this|the\s+following)\b"),
@@ -319,13 +321,13 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:instructions?|directives?|orders|rules)\s*:"
             rf"|\binstructions?\s+(?:for|to)\s+(?:the\s+|any\s+)?{_AGENT}\b"
             rf"|\bnote\s+to\s+(?:the\s+|any\s+)?{_AGENT}\b"
-            rf"|\b(?:dear|attention|hey|hello)\s*,?\s+{_AGENT}\b"
+            rf"|\b(?:dear|attention|hey|hello)(?:\s*,)?\s+{_AGENT}\b"
             rf"|\bif\s+you\s+are\s+(?:an?\s+)?{_AGENT}\b"
             rf"|\b{_AGENT}\s+reading\s+this\b",
         ),
         (
             "act_as",
-            r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\byou\s+(?:will|should|must|shall|are\s+to|to)\b|\bnow\b)\s*,?\s*"
+            r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\byou\s+(?:will|should|must|shall|are\s+to|to)\b|\bnow\b)[ \t]*(?:,[ \t]*)?"
             r"act\s+as\b|\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b|\brole-?\s?play\s+as\b",
         ),
         (

@@ -13,8 +13,8 @@ from memoryapp.models import Job, Organization
 logger = logging.getLogger(__name__)
 
 
-def job_create(*, kind: str, organization: Organization | None, params: dict) -> Job:
-    return Job.objects.create(kind=kind, organization=organization, params=params)
+def job_create(*, kind: str, organization: Organization | None, params: dict, user=None) -> Job:
+    return Job.objects.create(kind=kind, organization=organization, params=params, user=user)
 
 
 def job_enqueue(job: Job, task) -> None:

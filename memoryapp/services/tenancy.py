@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Iterable
 
@@ -30,7 +31,7 @@ def user_create(
     user = User(
         organization=organization,
         external_id=external_id,
-        username=username or f"{organization.id.hex[:8]}.{external_id}"[:150],
+        username=username or _placeholder_username(organization, external_id),
         email=email,
         is_org_admin=is_org_admin,
     )
@@ -40,6 +41,15 @@ def user_create(
         user.set_unusable_password()
     user.save()
     return user
+
+
+def _placeholder_username(organization: Organization, external_id: str) -> str:
+    """A unique login name until the user is invited: organization prefix plus the external id
+    (hashed when too long for the column, so two long ids never collide)."""
+    name = f"{organization.id.hex[:8]}.{external_id}"
+    if len(name) <= 150:
+        return name
+    return f"{name[:120]}.{hashlib.sha256(external_id.encode()).hexdigest()[:24]}"
 
 
 def user_get_or_create_for_agent(*, organization: Organization, external_id: str) -> User:
@@ -83,3 +93,30 @@ def agent_revoke(*, agent: Agent) -> None:
 
 def generate_password() -> str:
     return secrets.token_urlsafe(12)
+
+
+def user_for_write(principal, external_id: str) -> User:
+    """The user an agent writes for; an unrestricted agent may name a user who has no account
+    yet (created without a usable password, to be invited later). Anyone else gets a 404."""
+    from django.http import Http404
+
+    from memoryapp.selectors.scoping import user_visible
+
+    try:
+        return user_visible(principal, external_id)
+    except Http404:
+        agent = principal.agent
+        if agent is None or agent.allowed_users.exists():
+            raise
+        return user_get_or_create_for_agent(organization=agent.organization, external_id=external_id)
+
+
+def project_for_write(principal, name: str) -> Project | None:
+    from memoryapp.selectors.scoping import project_visible
+
+    if not name:
+        return None
+    agent = principal.agent
+    if agent is not None and not agent.allowed_projects.exists():
+        return Project.objects.get_or_create(organization_id=principal.organization_id, name=name)[0]
+    return project_visible(principal, name)

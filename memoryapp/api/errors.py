@@ -1,0 +1,75 @@
+"""Every error answers {"error": {"code", "message", "fields"}}."""
+
+from __future__ import annotations
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from memoryapp.services.gate import GateRefused
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+    default_detail = "the request body is too large"
+
+
+class ServiceUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "unavailable"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
+CODES = {
+    exceptions.ParseError: "malformed_json",
+    exceptions.ValidationError: "invalid",
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "permission_denied",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "too_many_requests",
+}
+
+
+def error_response(status_code: int, code: str, message: str, fields: dict | None = None, headers=None) -> Response:
+    return Response({"error": {"code": code, "message": message, "fields": fields or {}}}, status=status_code,
+                    headers=headers)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, GateRefused):
+        status_code = 413 if exc.code == "too_large" else 400
+        return error_response(status_code, exc.code, str(exc))
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = next((c for cls, c in CODES.items() if isinstance(exc, cls)), getattr(exc, "default_code", "error"))
+    if isinstance(exc, exceptions.ValidationError):
+        fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        message = "the request is invalid: " + "; ".join(f"{k}: {_first(v)}" for k, v in fields.items())
+        return error_response(400, code, message, fields)
+    message = str(exc.detail) if hasattr(exc, "detail") else str(exc)
+    if isinstance(exc, exceptions.Throttled) and exc.wait:
+        message = f"too many requests: retry in {int(exc.wait) + 1} s"
+    return error_response(response.status_code, code, message, headers=dict(response.items()))
+
+
+def _first(value) -> str:
+    while isinstance(value, list | dict):
+        if not value:
+            return ""
+        value = value[0] if isinstance(value, list) else next(iter(value.values()))
+    return str(value)

@@ -1,0 +1,42 @@
+"""JSON bodies with a size limit: DRF reads the stream directly, past Django's own check."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.parsers import JSONParser
+
+from memoryapp.api.errors import PayloadTooLarge
+
+MAX_DEPTH = 32
+
+
+class LimitedJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
+        if not body:
+            raise exceptions.ParseError("the request body is empty; send a JSON object")
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise exceptions.ParseError("the request body is not valid UTF-8") from exc
+        except (ValueError, RecursionError) as exc:
+            raise exceptions.ParseError(f"malformed JSON: {exc}") from exc
+        if _depth(data) > MAX_DEPTH:
+            raise exceptions.ParseError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        return data
+
+
+def _depth(value, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level

@@ -1,0 +1,258 @@
+"""Request validation (explicit fields, unknown ones refused) and response shapes."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memoryapp.models import Episode, Memory
+
+ROLE_TO_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "system"}
+EXCERPT_CHARS = 200
+
+
+def check_text(value: str) -> str:
+    if "\x00" in value:
+        raise serializers.ValidationError("null bytes are not allowed")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise serializers.ValidationError("invalid Unicode (a lone surrogate)") from exc
+    return value
+
+
+def check_json_strings(value):
+    """Metadata is free JSON, but every string in it must be storable text."""
+    if isinstance(value, str):
+        check_text(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(str(key))
+            check_json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            check_json_strings(item)
+    return value
+
+
+class StrictSerializer(serializers.Serializer):
+    """Unknown fields are an error, not silently ignored: a typo must not change behaviour."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["expected a JSON object"]})
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class Text(serializers.CharField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", True)
+        super().__init__(**kwargs)
+        self.validators.append(check_text)
+
+
+class AwareDateTime(serializers.DateTimeField):
+    """ISO 8601 with a zone; a naive time is ambiguous, so it is refused."""
+
+    def to_internal_value(self, value):
+        if isinstance(value, str) and value.strip() and not _has_zone(value.strip()):
+            raise serializers.ValidationError("give a time zone, e.g. 2025-03-10T12:00:00Z or +02:00")
+        return super().to_internal_value(value)
+
+
+def _has_zone(text: str) -> bool:
+    return text.endswith(("Z", "z")) or (len(text) > 10 and ("+" in text[10:] or "-" in text[10:]))
+
+
+class MessageIn(StrictSerializer):
+    role = serializers.ChoiceField(choices=list(ROLE_TO_SOURCE), required=False)
+    source = serializers.ChoiceField(choices=Episode.Source.values, required=False)
+    content = Text(max_length=None)
+    occurred_at = AwareDateTime(required=False)
+    metadata = serializers.JSONField(required=False, validators=[check_json_strings])
+
+    def validate_metadata(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("metadata must be a JSON object")
+        return value
+
+    def validate(self, attrs):
+        if "role" not in attrs and "source" not in attrs:
+            raise serializers.ValidationError({"role": ["give role (user, assistant, tool, system) or source"]})
+        attrs["source"] = attrs.get("source") or ROLE_TO_SOURCE[attrs.pop("role")]
+        attrs.pop("role", None)
+        return attrs
+
+
+class UserField(Text):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=150, **kwargs)
+
+
+class EpisodesIngestIn(StrictSerializer):
+    user = UserField()
+    session = Text(max_length=200, required=False, allow_blank=True, default="")
+    project = Text(max_length=120, required=False, allow_blank=True, default="")
+    messages = serializers.ListField(child=MessageIn(), min_length=1)
+    wait = serializers.BooleanField(required=False, default=False)
+
+    def validate_messages(self, value):
+        limit = settings.MEMORY_MAX_MESSAGES_PER_REQUEST
+        if len(value) > limit:
+            raise serializers.ValidationError(f"at most {limit} messages per request")
+        return value
+
+
+class Weights(StrictSerializer):
+    relevance = serializers.FloatField(min_value=0, max_value=10, required=False, default=1.0)
+    recency = serializers.FloatField(min_value=0, max_value=10, required=False, default=0.5)
+    importance = serializers.FloatField(min_value=0, max_value=10, required=False, default=0.5)
+
+
+class SearchIn(StrictSerializer):
+    user = UserField()
+    query = Text(max_length=2000)
+    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
+    session = Text(max_length=200, required=False, allow_blank=True, default="")
+    project = Text(max_length=120, required=False, allow_blank=True, default="")
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Memory.Scope.values), required=False,
+                                   min_length=1)
+    as_of = AwareDateTime(required=False)
+    known_at = AwareDateTime(required=False)
+    min_score = serializers.FloatField(min_value=-1, max_value=1, required=False)
+    mmr_lambda = serializers.FloatField(min_value=0, max_value=1, required=False)
+    weights = Weights(required=False)
+    explain = serializers.BooleanField(required=False, default=False)
+
+
+class ContextIn(SearchIn):
+    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=20)
+    budget_tokens = serializers.IntegerField(min_value=50, max_value=32000, required=False, default=1000)
+
+
+class MemoryCreateIn(StrictSerializer):
+    user = UserField()
+    text = Text(max_length=2000)
+    scope = serializers.ChoiceField(choices=Memory.Scope.values, required=False, default="user")
+    session = Text(max_length=200, required=False, allow_blank=True, default="")
+    project = Text(max_length=120, required=False, allow_blank=True, default="")
+    kind = serializers.ChoiceField(choices=[Memory.Kind.SEMANTIC, Memory.Kind.PROCEDURAL], required=False,
+                                   default="semantic")
+    importance = serializers.IntegerField(min_value=1, max_value=10, required=False, default=5)
+    valid_from = AwareDateTime(required=False)
+    subject = Text(max_length=200, required=False, allow_blank=True, default="")
+    attribute = Text(max_length=100, required=False, allow_blank=True, default="")
+    value = Text(max_length=500, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs):
+        if attrs["scope"] == "session" and not attrs["session"]:
+            raise serializers.ValidationError({"session": ["a session-scope memory needs a session"]})
+        if attrs["scope"] == "project" and not attrs["project"]:
+            raise serializers.ValidationError({"project": ["a project-scope memory needs a project"]})
+        if attrs["attribute"] and not attrs["value"]:
+            raise serializers.ValidationError({"value": ["an attribute needs a value"]})
+        return attrs
+
+
+class MemoryCorrectIn(StrictSerializer):
+    text = Text(max_length=2000, required=False)
+    value = Text(max_length=500, required=False)
+    importance = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    valid_from = AwareDateTime(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"text": ["give the corrected text or fields to change"]})
+        return attrs
+
+
+# --- responses ---------------------------------------------------------------------------------
+
+
+def iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def memory_json(memory: Memory, *, detail: bool = False) -> dict:
+    body = {
+        "id": str(memory.id),
+        "text": memory.text,
+        "kind": memory.kind,
+        "scope": memory.scope,
+        "user": memory.user.external_id if memory.user_id else None,
+        "session": memory.session or None,
+        "project": memory.project.name if memory.project_id else None,
+        "status": memory.status,
+        "status_reason": memory.status_reason,
+        "needs_review": memory.needs_review,
+        "subject": memory.subject,
+        "attribute": memory.attribute,
+        "value": memory.value,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "provenance": memory.provenance,
+        "valid_from": iso(memory.valid_from),
+        "valid_to": iso(memory.valid_to),
+        "recorded_at": iso(memory.recorded_at),
+        "expired_at": iso(memory.expired_at),
+        "last_accessed_at": iso(memory.last_accessed_at),
+        "access_count": memory.access_count,
+        "strength": memory.strength,
+        "supersedes": str(memory.supersedes_id) if memory.supersedes_id else None,
+        "sources": [
+            {"episode": str(e.id), "source": e.source, "occurred_at": iso(e.occurred_at), "excerpt": excerpt(e.content)}
+            for e in memory.sources.all()
+        ],
+        "derived_from": [str(pk) for pk in memory.derived_from.values_list("id", flat=True)],
+    }
+    if detail:
+        body["derivatives"] = [str(pk) for pk in memory.derivatives.values_list("id", flat=True)]
+    return body
+
+
+def episode_json(episode: Episode) -> dict:
+    return {
+        "id": str(episode.id),
+        "user": episode.user.external_id,
+        "session": episode.session or None,
+        "project": episode.project.name if episode.project_id else None,
+        "source": episode.source,
+        "trust": episode.trust,
+        "content": episode.content,
+        "occurred_at": iso(episode.occurred_at),
+        "received_at": iso(episode.received_at),
+        "metadata": episode.metadata,
+        "extraction": episode.extraction,
+        "memories": [str(pk) for pk in episode.memories.values_list("id", flat=True)],
+    }
+
+
+def event_json(event) -> dict:
+    return {
+        "id": str(event.id), "op": event.op, "memory_id": str(event.memory_id) if event.memory_id else None,
+        "episode_id": str(event.episode_id) if event.episode_id else None, "actor_type": event.actor_type,
+        "actor_id": event.actor_id, "reason": event.reason, "data": event.data, "at": iso(event.created_at),
+    }
+
+
+def receipt_json(receipt) -> dict:
+    return {
+        "receipt_id": str(receipt.id), "target": receipt.target, "deleted": receipt.deleted,
+        "recomputed": receipt.recomputed, "at": iso(receipt.at),
+    }
+
+
+def job_json(job) -> dict:
+    return {
+        "id": str(job.id), "kind": job.kind, "status": job.status, "progress": job.progress,
+        "progress_message": job.progress_message, "result": job.result, "error": job.error or None,
+        "attempts": job.attempts, "created_at": iso(job.created_at), "started_at": iso(job.started_at),
+        "finished_at": iso(job.finished_at),
+    }

@@ -1,0 +1,331 @@
+"""REST API v1: thin views. Validation in serializers, writes in services, reads in selectors."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryapp.api import serializers as s
+from memoryapp.api.auth import HasPermissionFor, principal_of
+from memoryapp.models import Episode, Memory, MemoryEvent
+from memoryapp.selectors.context import context_assemble
+from memoryapp.selectors.ranking import Weights
+from memoryapp.selectors.scoping import (
+    episode_visible,
+    job_visible,
+    memory_visible,
+    project_visible,
+    scoped_episodes,
+    scoped_memories,
+    user_visible,
+    valid_at,
+)
+from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
+from memoryapp.services import govern
+from memoryapp.services.access import access_record
+from memoryapp.services.apply import MemoryDraft, candidate_apply
+from memoryapp.services.extract.base import Candidate
+from memoryapp.services.extraction import episodes_extract
+from memoryapp.services.ingest import MessageIn, episodes_ingest
+from memoryapp.services.jobs import job_create, job_enqueue
+from memoryapp.services.tenancy import project_for_write, user_for_write
+
+
+class Api(APIView):
+    permission_classes = [HasPermissionFor]
+
+    @property
+    def principal(self):
+        return principal_of(self.request)
+
+    def valid(self, serializer_class, data):
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class NewestFirst(CursorPagination):
+    page_size = 50
+    max_page_size = 200
+    page_size_query_param = "page_size"
+
+
+def search_params(data: dict, principal) -> SearchParams:
+    weights = data.get("weights")
+    return SearchParams(
+        query=data["query"], k=data["k"], scopes=tuple(data.get("scopes") or Memory.Scope.values),
+        session=data["session"], project=project_visible(principal, data["project"]), as_of=data.get("as_of"),
+        known_at=data.get("known_at"), min_score=data.get("min_score"), mmr_lambda=data.get("mmr_lambda"),
+        weights=Weights(**weights) if weights else None,
+    )
+
+
+# --- episodes ---------------------------------------------------------------------------------
+
+
+class EpisodesView(Api):
+    @extend_schema(request=s.EpisodesIngestIn, responses={201: dict, 202: dict})
+    def post(self, request):
+        data = self.valid(s.EpisodesIngestIn, request.data)
+        principal = self.principal
+        with transaction.atomic():
+            user = user_for_write(principal, data["user"])
+            project = project_for_write(principal, data["project"])
+            result = episodes_ingest(
+                organization=user.organization, user=user, session=data["session"], project=project,
+                agent=principal.agent, actor=principal.actor,
+                messages=[MessageIn(m["source"], m["content"], m.get("occurred_at"), m.get("metadata") or {})
+                          for m in data["messages"]],
+            )
+        if result.paused:
+            return Response({"episodes": [], "job": None, "paused": True,
+                             "message": f"memory writing is paused for {user.external_id}; nothing was stored"},
+                            status=status.HTTP_200_OK)
+        ids = [str(e.id) for e in result.episodes]
+        if data["wait"]:
+            operations = episodes_extract(episode_ids=ids, actor=principal.actor)
+            return Response({"episodes": ids, "job": None, "operations": [o.as_dict() for o in operations]},
+                            status=status.HTTP_201_CREATED)
+        from memoryapp.tasks import extract_episodes
+
+        with transaction.atomic():
+            job = job_create(kind="extraction", organization=user.organization, user=user,
+                             params={"episode_ids": ids})
+            job_enqueue(job, extract_episodes)
+        return Response({"episodes": ids, "job": str(job.id)}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(parameters=[OpenApiParameter("user", str)], responses=dict)
+    def get(self, request):
+        principal = self.principal
+        episodes = scoped_episodes(principal).select_related("user", "project").order_by("-occurred_at")
+        if request.query_params.get("user"):
+            episodes = episodes.filter(user=user_visible(principal, request.query_params["user"]))
+        if request.query_params.get("session"):
+            episodes = episodes.filter(session=request.query_params["session"])
+        paginator = NewestFirst()
+        paginator.ordering = "-occurred_at"
+        page = paginator.paginate_queryset(episodes, request, view=self)
+        return paginator.get_paginated_response([s.episode_json(e) for e in page])
+
+
+class EpisodeSearchView(Api):
+    required_permission = "read"
+
+    @extend_schema(request=s.SearchIn, responses=dict)
+    def post(self, request):
+        data = self.valid(s.SearchIn, request.data)
+        principal = self.principal
+        user = user_visible(principal, data["user"])
+        result = search_episodes(principal, user=user, params=search_params(data, principal))
+        access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint="episodes/search",
+                      user_id=user.id)
+        return Response({
+            "results": [{"episode": s.episode_json(h.item), "score": h.score,
+                         **({"components": h.components} if data["explain"] else {})} for h in result.hits],
+            "abstained": result.abstained, "took_ms": result.took_ms,
+        })
+
+
+class EpisodeView(Api):
+    @extend_schema(responses=dict)
+    def get(self, request, episode_id):
+        return Response(s.episode_json(episode_visible(self.principal, episode_id)))
+
+    @extend_schema(responses=dict)
+    def delete(self, request, episode_id):
+        principal = self.principal
+        episode = episode_visible(principal, episode_id)
+        if request.query_params.get("preview") in {"true", "1"}:
+            return Response({"preview": True, **govern.plan_episode_deletion(episode).as_dict()})
+        return Response(s.receipt_json(govern.episode_delete(episode=episode, actor=principal.actor)))
+
+
+# --- memories ---------------------------------------------------------------------------------
+
+
+class MemoriesView(Api):
+    @extend_schema(request=s.MemoryCreateIn, responses={201: dict})
+    def post(self, request):
+        data = self.valid(s.MemoryCreateIn, request.data)
+        principal = self.principal
+        with transaction.atomic():
+            user = user_for_write(principal, data["user"])
+            project = project_for_write(principal, data["project"])
+            result = episodes_ingest(
+                organization=user.organization, user=user, session=data["session"], project=project,
+                agent=principal.agent, actor=principal.actor,
+                messages=[MessageIn("assistant" if principal.agent else "user", data["text"],
+                                    data.get("valid_from"), {"via": "POST /api/v1/memories"})],
+            )
+            if result.paused:
+                return Response({"operations": [], "memory": None, "paused": True,
+                                 "message": f"memory writing is paused for {user.external_id}; nothing was stored"})
+            episode = result.episodes[0]
+            Episode.objects.filter(pk=episode.pk).update(extraction=Episode.Extraction.DONE)
+            candidate = Candidate(
+                text=episode.content, subject=(data["subject"] or user.external_id).lower(),
+                attribute=data["attribute"], value=data["value"], valid_from=episode.occurred_at,
+                importance=data["importance"], confidence=0.9, kind=data["kind"],
+            )
+            draft = MemoryDraft(
+                organization=user.organization, user=user, text=episode.content, embedding=episode.embedding,
+                subject=candidate.subject if candidate.attribute else "", attribute=candidate.attribute,
+                value=candidate.value, cardinality=candidate.cardinality, kind=candidate.kind, scope=data["scope"],
+                project_id=project.id if project else None, session=data["session"], importance=candidate.importance,
+                confidence=candidate.confidence, valid_from=episode.occurred_at, sources=[episode],
+                provenance=Memory.Provenance.AGENT_INFERRED if principal.agent else Memory.Provenance.USER_STATED,
+                agent_id=principal.agent.id if principal.agent else None,
+            )
+            operations = candidate_apply(candidate=candidate, draft=draft, actor=principal.actor)
+        memory = Memory.objects.get(pk=operations[-1].memory_id)
+        return Response({"operations": [o.as_dict() for o in operations], "memory": s.memory_json(memory)},
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        parameters=[OpenApiParameter(name, str) for name in ("user", "scope", "status", "kind", "as_of", "known_at",
+                                                                "q", "session")],
+        responses=dict,
+    )
+    def get(self, request):
+        principal = self.principal
+        query = request.query_params
+        params = self.valid(MemoryListQuery, query.dict())
+        user = user_visible(principal, params["user"]) if params.get("user") else None
+        memories = scoped_memories(principal, user=user, scopes=[params["scope"]] if params.get("scope") else
+                                   Memory.Scope.values, session=query.get("session", ""))
+        if params.get("status"):
+            memories = memories.filter(status=params["status"])
+        else:
+            memories = valid_at(memories, as_of=params.get("as_of"), known_at=params.get("known_at"))
+        if params.get("kind"):
+            memories = memories.filter(kind=params["kind"])
+        if params.get("q"):
+            memories = memories.filter(text__icontains=params["q"])
+        paginator = NewestFirst()
+        paginator.ordering = "-recorded_at"
+        page = paginator.paginate_queryset(memories.select_related("user", "project"), request, view=self)
+        return paginator.get_paginated_response([s.memory_json(m) for m in page])
+
+
+class MemoryListQuery(s.serializers.Serializer):
+    user = s.UserField(required=False)
+    scope = s.serializers.ChoiceField(choices=Memory.Scope.values, required=False)
+    status = s.serializers.ChoiceField(choices=Memory.Status.values, required=False)
+    kind = s.serializers.ChoiceField(choices=Memory.Kind.values, required=False)
+    as_of = s.AwareDateTime(required=False)
+    known_at = s.AwareDateTime(required=False)
+    q = s.Text(max_length=200, required=False)
+
+
+class MemoryView(Api):
+    @extend_schema(responses=dict)
+    def get(self, request, memory_id):
+        memory = memory_visible(self.principal, memory_id)
+        return Response({**s.memory_json(memory, detail=True), "history": _history(memory)})
+
+    @extend_schema(request=s.MemoryCorrectIn, responses=dict)
+    def patch(self, request, memory_id):
+        data = self.valid(s.MemoryCorrectIn, request.data)
+        principal = self.principal
+        memory = memory_visible(principal, memory_id)
+        try:
+            corrected = govern.memory_correct(memory=memory, actor=principal.actor, **data)
+        except ValueError as exc:
+            from memoryapp.api.errors import Conflict
+
+            raise Conflict(str(exc)) from exc
+        return Response(s.memory_json(corrected, detail=True))
+
+    @extend_schema(parameters=[OpenApiParameter("preview", bool)], responses=dict)
+    def delete(self, request, memory_id):
+        principal = self.principal
+        memory = memory_visible(principal, memory_id)
+        if request.query_params.get("preview") in {"true", "1"}:
+            return Response({"preview": True, **govern.plan_memory_deletion(memory).as_dict()})
+        return Response(s.receipt_json(govern.memory_delete(memory=memory, actor=principal.actor)))
+
+
+def _history(memory: Memory) -> dict:
+    versions = Memory.objects.filter(pk__in=govern._versions({memory.pk})).order_by("recorded_at")
+    events = MemoryEvent.objects.filter(memory_id__in=[v.pk for v in versions]).order_by("created_at")
+    return {"versions": [s.memory_json(v) for v in versions], "events": [s.event_json(e) for e in events]}
+
+
+class MemoryHistoryView(Api):
+    @extend_schema(responses=dict)
+    def get(self, request, memory_id):
+        return Response(_history(memory_visible(self.principal, memory_id)))
+
+
+# --- search and context ---------------------------------------------------------------------
+
+
+class SearchView(Api):
+    required_permission = "read"
+
+    @extend_schema(request=s.SearchIn, responses=dict)
+    def post(self, request):
+        data = self.valid(s.SearchIn, request.data)
+        principal = self.principal
+        user = user_visible(principal, data["user"])
+        result = search_memories(principal, user=user, params=search_params(data, principal))
+        access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint="search",
+                      user_id=user.id)
+        return Response({
+            "results": [{"memory": s.memory_json(h.item), "score": h.score,
+                         "components": h.components if data["explain"] else {
+                             k: h.components[k] for k in ("relevance", "recency", "importance")}}
+                        for h in result.hits],
+            "abstained": result.abstained, "took_ms": result.took_ms,
+        })
+
+
+class ContextView(Api):
+    required_permission = "read"
+
+    @extend_schema(request=s.ContextIn, responses=dict)
+    def post(self, request):
+        data = self.valid(s.ContextIn, request.data)
+        principal = self.principal
+        user = user_visible(principal, data["user"])
+        context = context_assemble(principal, user=user, params=search_params(data, principal),
+                                   budget_tokens=data["budget_tokens"])
+        access_record(principal, items=context.memories, query=data["query"], endpoint="context", user_id=user.id)
+        return Response({"context": context.text, "memories": [str(m.id) for m in context.memories],
+                         "tokens": context.tokens, "abstained": not context.memories,
+                         "took_ms": context.search.took_ms})
+
+
+# --- users and jobs ---------------------------------------------------------------------------
+
+
+class UserExportView(Api):
+    required_permission = "read"
+
+    @extend_schema(responses=dict)
+    def get(self, request, user):
+        principal = self.principal
+        target = user_visible(principal, user)
+        return Response(govern.user_export(user=target))
+
+
+class UserMemoriesView(Api):
+    @extend_schema(responses=dict)
+    def delete(self, request, user):
+        principal = self.principal
+        target = user_visible(principal, user)
+        if request.query_params.get("preview") in {"true", "1"}:
+            return Response({"preview": True, **govern.plan_user_deletion(target).as_dict()})
+        return Response(s.receipt_json(govern.user_memories_delete(user=target, actor=principal.actor)))
+
+
+class JobView(Api):
+    required_permission = "read"
+
+    @extend_schema(responses=dict)
+    def get(self, request, job_id):
+        return Response(s.job_json(job_visible(self.principal, job_id)))

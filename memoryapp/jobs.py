@@ -1,0 +1,98 @@
+"""The background jobs by name: what each runs, how it is scheduled, and how to start one now.
+
+Each run is a Job row (status, progress, counts) created before the work starts, so the
+dashboard and `python manage.py run_job` show the same thing whether beat, a button or a
+command started it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.utils import timezone
+
+from memoryapp.models import Episode, Job, Memory, Organization, User
+from memoryapp.services.actors import ActorRef
+from memoryapp.services.consolidate import consolidate_user
+from memoryapp.services.decay import decay_run, sessions_expire
+from memoryapp.services.jobs import job_create, job_enqueue, job_run
+from memoryapp.services.reflect import summaries_rebuild
+
+REQUEUE_AFTER_SECONDS = 60
+
+
+def _users(organization: Organization | None):
+    users = User.objects.filter(memories__status=Memory.Status.ACTIVE).distinct()
+    return users.filter(organization=organization) if organization else users
+
+
+def _per_user(work: Callable) -> Callable:
+    def run(organization, actor, progress) -> dict:
+        users = list(_users(organization))
+        totals: dict[str, int] = {"users": len(users)}
+        for done, user in enumerate(users, start=1):
+            for key, value in work(user=user, actor=actor).items():
+                if isinstance(value, int | float):
+                    totals[key] = totals.get(key, 0) + value
+            progress(done, len(users))
+        return totals
+
+    return run
+
+
+def _decay(organization, actor, progress) -> dict:
+    return decay_run(actor=actor, organization=organization)
+
+
+def _expire_sessions(organization, actor, progress) -> dict:
+    return sessions_expire(actor=actor, organization=organization)
+
+
+def _requeue(organization, actor, progress) -> dict:
+    """Extraction jobs still queued after a broker outage, and pending episodes no job covers,
+    are sent again; extraction is idempotent, so a duplicate send changes nothing."""
+    from memoryapp.tasks import extract_episodes
+
+    stale = timezone.now() - timedelta(seconds=REQUEUE_AFTER_SECONDS)
+    jobs = Job.objects.filter(kind="extraction", status=Job.Status.QUEUED, created_at__lt=stale)
+    if organization:
+        jobs = jobs.filter(organization=organization)
+    sent = 0
+    for job in jobs:
+        extract_episodes.delay(str(job.id))
+        sent += 1
+    covered = {pk for job in Job.objects.filter(kind="extraction").exclude(status=Job.Status.FAILED)
+               for pk in job.params.get("episode_ids", [])}
+    orphans = Episode.objects.filter(extraction=Episode.Extraction.PENDING, received_at__lt=stale)
+    orphan_ids = [str(pk) for pk in orphans.values_list("id", flat=True) if str(pk) not in covered]
+    if orphan_ids:
+        job = job_create(kind="extraction", organization=organization, params={"episode_ids": orphan_ids})
+        job_enqueue(job, extract_episodes)
+    return {"jobs_resent": sent, "orphan_episodes": len(orphan_ids)}
+
+
+JOBS: dict[str, Callable] = {
+    "consolidate": _per_user(consolidate_user),
+    "summarize": _per_user(summaries_rebuild),
+    "decay": _decay,
+    "expire_sessions": _expire_sessions,
+    "requeue": _requeue,
+}
+
+
+def job_execute(job: Job) -> dict:
+    """Run a job row's work now, in this process, recording progress and the result."""
+    work = JOBS[job.kind]
+    return job_run(job, lambda progress: work(job.organization, ActorRef.for_job(job.kind), progress))
+
+
+def run_job_now(kind: str, organization: Organization | None) -> Job:
+    """Queue a run of `kind` on the worker (the dashboard's "run now")."""
+    from memoryapp.tasks import run_job
+
+    if kind not in JOBS:
+        raise ValueError(f"unknown job {kind!r}; choose one of {', '.join(JOBS)}")
+    job = job_create(kind=kind, organization=organization, params={"trigger": "manual"})
+    job_enqueue(job, run_job)
+    return job
