@@ -327,7 +327,8 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "act_as",
-            r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\byou\s+(?:will|should|must|shall|are\s+to|to)\b|\bnow\b)[ \t]*(?:,[ \t]*)?"
+            r"(?:^|(?<=[.!?;:\"'>*\-])|\bplease\b|\byou\s+(?:will|should|must|shall|are\s+to|to)\b|\bnow\b)"
+            r"[ \t]*(?:,[ \t]*)?"
             r"act\s+as\b|\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b|\brole-?\s?play\s+as\b",
         ),
         (
@@ -390,9 +391,12 @@ def looks_like_instruction(text: str) -> bool:
 
 
 class GateRefused(Exception):
-    """Content the gate will not take; the API answers 413 for too_large and 400 for empty."""
+    """Content the gate will not take; the API answers 413 for too_large, 400 for the others.
 
-    def __init__(self, code: Literal["too_large", "empty"], message: str) -> None:
+    "invalid" is raised by ingest for requests the gate cannot judge (an unknown source).
+    """
+
+    def __init__(self, code: Literal["too_large", "empty", "invalid"], message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -1,5 +1,7 @@
 """The gate: secrets redacted, instructions in untrusted content recognised, sizes bounded."""
 
+import time
+
 import pytest
 
 from memoryapp.services.gate import GateRefused, check_size, looks_like_instruction, redact_secrets
@@ -248,3 +250,17 @@ def test_oversized_whitespace_is_refused_for_its_size():
         check_size(" " * 101, max_chars=100)
 
     assert refused.value.code == "too_large"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a_" * 20_000, "\n" * 40_000, "1234 " * 8_000, "password for a " * 3_000, "-----BEGIN PRIVATE KEY-----" * 1_000],
+)
+def test_adversarial_shapes_are_handled_in_linear_time(text):
+    # Each of these once took minutes through a backtracking pattern; linear work takes milliseconds.
+    started = time.perf_counter()
+
+    redact_secrets(text)
+    looks_like_instruction(text)
+
+    assert time.perf_counter() - started < 5
