@@ -16,6 +16,7 @@ from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, dr
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
 from memoryapp.services.gate import looks_like_instruction
+from memoryapp.services.ingest import episodes_embed
 
 SESSION_CONTEXT_EPISODES = 20
 UNTRUSTED_CONFIDENCE = 0.5
@@ -31,6 +32,7 @@ def episodes_extract(
         .select_related("user", "organization")
         .order_by("user_id", "session", "occurred_at", "received_at")
     )
+    episodes_embed(pending)
     operations: list[Operation] = []
     done = 0
     for _, group in groupby(pending, key=lambda e: (e.user_id, e.session)):

@@ -52,7 +52,10 @@ def episodes_ingest(
     project: Project | None = None,
     agent: Agent | None = None,
 ) -> IngestResult:
-    """Store the messages as episodes, all or nothing. Refuses (GateRefused) before storing anything."""
+    """Store the messages as episodes, all or nothing. Refuses (GateRefused) before storing anything.
+
+    Episodes are embedded by extraction (episodes_embed), in the worker's batches, so that the
+    request itself only checks and stores."""
     if not messages:
         raise GateRefused("empty", "no messages to store")
     if len(messages) > settings.MEMORY_MAX_MESSAGES_PER_REQUEST:
@@ -68,12 +71,11 @@ def episodes_ingest(
         return IngestResult(episodes=[], paused=True)
 
     cleaned = [redact_secrets(message.content) for message in messages]
-    vectors = embeddings.encode([content for content, _ in cleaned])
     now = timezone.now()
     redactions = 0
     with transaction.atomic():
         episodes = []
-        for message, (content, kinds), vector in zip(messages, cleaned, vectors, strict=True):
+        for message, (content, kinds) in zip(messages, cleaned, strict=True):
             source = Episode.Source(message.source)
             episode = Episode.objects.create(
                 organization=organization,
@@ -87,7 +89,6 @@ def episodes_ingest(
                 metadata=_redact_json(message.metadata or {}),
                 occurred_at=message.occurred_at or now,
                 received_at=now,
-                embedding=vector,
             )
             episodes.append(episode)
             if kinds:
@@ -102,3 +103,13 @@ def episodes_ingest(
                     data={"kinds": kinds},
                 )
     return IngestResult(episodes=episodes, redactions=redactions)
+
+
+def episodes_embed(episodes: list[Episode]) -> None:
+    """Embed the episodes that have no vector yet, in one batch."""
+    missing = [e for e in episodes if e.embedding is None]
+    if not missing:
+        return
+    for episode, vector in zip(missing, embeddings.encode([e.content for e in missing]), strict=True):
+        episode.embedding = vector
+    Episode.objects.bulk_update(missing, ["embedding"])
