@@ -109,3 +109,16 @@ def test_memory_list_filters_and_cursor_pagination(acme_agent):
     assert [m["text"] for m in acme_agent.get("memories?user=sam&q=chess").body["results"]] == [facts[1]]
     assert acme_agent.get("memories?user=sam&status=superseded").body["results"] == []
     assert acme_agent.get("memories?user=sam&kind=summary").body["results"] == []
+
+
+def test_ingest_for_a_paused_user_stores_nothing_and_says_so(acme, acme_agent):
+    from memoryapp.services.actors import ActorRef
+    from memoryapp.services.govern import memory_writing_set
+    from tests.factories import make_user
+
+    sam = make_user(acme, "sam")
+    memory_writing_set(user=sam, paused=True, actor=ActorRef.for_user(sam))
+    response = ingest(acme_agent, "sam", "I live in Porto.")
+    assert response.status_code == 200 and response.body["paused"] is True
+    assert "paused" in response.body["message"] and response.body["episodes"] == []
+    assert not Memory.objects.filter(user=sam).exists()

@@ -1,0 +1,177 @@
+"""Governance: deletion that is real, correction, export and import, pause."""
+
+import json
+
+import pytest
+
+from memoryapp.models import AccessLog, DeletionReceipt, Episode, Memory, MemoryEvent, User
+from memoryapp.selectors.context import context_assemble
+from memoryapp.selectors.scoping import Principal
+from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
+from memoryapp.services import govern
+from memoryapp.services.access import access_record
+from memoryapp.services.actors import ActorRef
+from memoryapp.services.extraction import episodes_extract
+from memoryapp.services.reflect import summaries_rebuild
+from tests.conftest import database_dump
+from tests.factories import make_user, org, say
+
+MARKER = "Zorblattquix"
+ACTOR = ActorRef("user", "test")
+
+
+def tell(user, text, when="2025-03-01", session="s"):
+    episode = say(user, text, when=when, session=session)
+    episodes_extract(episode_ids=[episode.id], actor=ACTOR)
+    return episode
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deleted_episode_leaves_no_trace_anywhere(client):
+    acme = org("Acme")
+    sam = make_user(acme, "sam")
+    tell(sam, "I'm vegetarian.")
+    tell(sam, "I work at Initech.")
+    marked = tell(sam, f"I live in {MARKER}.", when="2025-03-02")
+    city = Memory.objects.get(user=sam, attribute="city")
+    assert MARKER in city.text
+    summaries_rebuild(user=sam, actor=ACTOR)
+    profile = Memory.objects.get(user=sam, kind="summary", attribute="profile")
+    assert MARKER in profile.text
+    agent_read = search_memories(Principal.for_user(sam), user=sam, params=SearchParams(query="where does sam live"))
+    access_record(Principal.for_user(sam), items=[h.item for h in agent_read.hits], query="where does sam live",
+                  endpoint="search", user_id=sam.id)
+
+    preview = govern.plan_episode_deletion(marked)
+    assert preview.memories == {city.id} and profile.id in preview.recompute
+    receipt = govern.episode_delete(episode=marked, actor=ACTOR)
+
+    assert receipt.deleted["episodes"]["ids"] == [str(marked.id)]
+    assert str(profile.id) in receipt.recomputed and MARKER not in json.dumps(receipt.deleted)
+    profile.refresh_from_db()
+    assert MARKER not in profile.text and "vegetarian" in profile.text, "rebuilt from what remains"
+    principal = Principal.for_user(sam)
+    for query in ("where does sam live", "city", "home town"):
+        params = SearchParams(query=query, k=20, min_score=0)
+        assert MARKER not in str([h.item.text for h in search_memories(principal, user=sam, params=params).hits])
+        assert MARKER not in str([h.item.content for h in search_episodes(principal, user=sam, params=params).hits])
+        assert MARKER not in context_assemble(principal, user=sam, params=params, budget_tokens=2000).text
+    assert MARKER not in json.dumps(govern.user_export(user=sam))
+    assert MARKER not in database_dump()
+
+
+@pytest.mark.django_db
+def test_memories_with_other_sources_lose_only_the_deleted_one(alice):
+    first = tell(alice, "I live in Porto.")
+    second = tell(alice, "I live in Porto.", when="2025-04-01")
+    city = Memory.objects.get(user=alice, attribute="city")
+    assert city.sources.count() == 2
+    plan = govern.plan_episode_deletion(first)
+    assert plan.memories == set() and plan.sources_unlinked == 1
+    govern.episode_delete(episode=first, actor=ACTOR)
+    city.refresh_from_db()
+    assert list(city.sources.all()) == [second] and city.status == "active"
+
+
+@pytest.mark.django_db
+def test_deleting_a_memory_takes_its_history_versions_too(alice):
+    tell(alice, "I live in Porto.")
+    tell(alice, "I moved to Lisbon.", when="2025-07-01")
+    lisbon = Memory.objects.get(user=alice, attribute="city", status="active")
+    assert Memory.objects.filter(user=alice, attribute="city").count() == 2
+    receipt = govern.memory_delete(memory=lisbon, actor=ACTOR)
+    assert receipt.deleted["memories"]["count"] == 2
+    assert not Memory.objects.filter(user=alice, attribute="city").exists()
+    assert Episode.objects.filter(user=alice).count() == 2, "the raw record stays until it is deleted itself"
+
+
+@pytest.mark.django_db
+def test_a_summary_left_without_members_is_deleted_not_recomputed(alice):
+    tell(alice, "I work at Initech.")
+    summaries_rebuild(user=alice, actor=ACTOR)
+    profile = Memory.objects.get(user=alice, kind="summary")
+    receipt = govern.memory_delete(memory=Memory.objects.get(user=alice, attribute="employer"), actor=ACTOR)
+    assert str(profile.id) in receipt.deleted["memories"]["ids"] and receipt.recomputed == []
+    assert not Memory.objects.filter(pk=profile.pk).exists()
+
+
+@pytest.mark.django_db
+def test_events_and_logs_keep_ids_not_text(alice):
+    episode = tell(alice, f"I live in {MARKER}.")
+    memory = Memory.objects.get(user=alice)
+    AccessLog.objects.create(organization=alice.organization, actor_type="agent", actor_id="a", user_id=alice.id,
+                             endpoint="search", query=f"is {MARKER} nice?", memory_ids=[memory.id])
+    govern.episode_delete(episode=episode, actor=ACTOR)
+    assert MemoryEvent.objects.filter(memory_id=memory.id, op="DELETE").exists()
+    assert MARKER not in str(list(MemoryEvent.objects.values_list("reason", "data")))
+    assert MARKER not in str(list(AccessLog.objects.values_list("query", flat=True)))
+
+
+@pytest.mark.django_db
+def test_deleting_everything_of_a_user_leaves_the_neighbours_untouched(alice, bob, charlie):
+    for person in (alice, bob, charlie):
+        tell(person, "I live in Porto. I have a dog named Rex.")
+        summaries_rebuild(user=person, actor=ACTOR)
+
+    def counts(user):
+        return (Memory.objects.filter(user=user).count(), Episode.objects.filter(user=user).count())
+
+    bob_before, charlie_before = counts(bob), counts(charlie)
+    preview = govern.plan_user_deletion(alice)
+    assert len(preview.memories) == counts(alice)[0] and len(preview.episodes) == 1
+    receipt = govern.user_memories_delete(user=alice, actor=ACTOR)
+    assert counts(alice) == (0, 0)
+    assert counts(bob) == bob_before and counts(charlie) == charlie_before
+    assert DeletionReceipt.objects.get(pk=receipt.pk).target == "user"
+    assert User.objects.filter(pk=alice.pk).exists(), "the account stays; its memories go"
+
+
+@pytest.mark.django_db
+def test_correction_creates_a_new_version_and_flags_siblings(alice):
+    tell(alice, "I live in Porto. I work at Initech.")
+    city = Memory.objects.get(user=alice, attribute="city")
+    employer = Memory.objects.get(user=alice, attribute="employer")
+    corrected = govern.memory_correct(memory=city, actor=ActorRef.for_user(alice), text="Alice lives in Braga.")
+    city.refresh_from_db()
+    employer.refresh_from_db()
+    assert corrected.provenance == "user_corrected" and corrected.status == "active"
+    assert city.status == "invalidated" and city.expired_at is not None
+    assert employer.needs_review, "another memory from the same source episode is flagged"
+    assert set(corrected.sources.all()) == set(city.sources.all())
+    assert corrected.pk in govern._versions({city.pk})
+    ops = list(MemoryEvent.objects.filter(memory_id__in=[city.pk, corrected.pk]).values_list("op", flat=True))
+    assert "INVALIDATE" in ops and "CORRECT" in ops
+    with pytest.raises(ValueError, match="only an active memory"):
+        govern.memory_correct(memory=city, actor=ACTOR, text="again")
+
+
+@pytest.mark.django_db
+def test_export_imports_into_an_empty_organization_with_the_same_content(alice):
+    tell(alice, "I'm vegetarian. I live in Porto.")
+    tell(alice, "I moved to Lisbon.", when="2025-06-01")
+    summaries_rebuild(user=alice, actor=ACTOR)
+    exported = govern.user_export(user=alice)
+    empty = org("Empty Inc")
+    clone = govern.user_import(organization=empty, document=json.loads(json.dumps(exported)), actor=ACTOR)
+    again = govern.user_export(user=clone)
+
+    def content(document):
+        memories = sorted((m["text"], m["status"], m["valid_from"], m["valid_to"], m["provenance"], len(m["sources"]),
+                           len(m["derived_from"]), m["supersedes"] is not None) for m in document["memories"])
+        episodes = sorted((e["content"], e["occurred_at"]) for e in document["episodes"])
+        return memories, episodes
+
+    assert content(again) == content(exported)
+    assert Memory.objects.filter(organization=empty).count() == len(exported["memories"])
+    with pytest.raises(ValueError, match="already exists"):
+        govern.user_import(organization=empty, document=exported, actor=ACTOR)
+
+
+@pytest.mark.django_db
+def test_pause_stops_new_memories_and_resume_restarts_them(alice):
+    govern.memory_writing_set(user=alice, paused=True, actor=ActorRef.for_user(alice))
+    assert say(alice, "I live in Porto.") is None
+    assert Episode.objects.filter(user=alice).count() == 0
+    govern.memory_writing_set(user=alice, paused=False, actor=ActorRef.for_user(alice))
+    tell(alice, "I live in Porto.")
+    assert Memory.objects.filter(user=alice).count() == 1
