@@ -181,6 +181,12 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task whose worker died unacknowledged is redelivered after this many seconds; tasks are
+# idempotent, so a redelivery of one still running elsewhere changes nothing.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("BROKER_VISIBILITY_TIMEOUT", 600)}
+# With the broker down, a request fails over fast and its job stays queued for `requeue`.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Periodic jobs (memoryapp.jobs): seconds between runs, each configurable by environment; 0 turns one off.
 _SCHEDULE = {

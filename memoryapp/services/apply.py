@@ -267,8 +267,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         "user_id": draft.user.id if draft.user else None,
         "project_id": draft.project_id,
     }
-    if candidate.attribute:
-        slot_lock(**owner, subject=draft.subject, attribute=candidate.attribute)
+    # Unstructured statements share one slot per owner, so two writers cannot both ADD the same text.
+    slot_lock(**owner, subject=draft.subject if candidate.attribute else "", attribute=candidate.attribute)
     active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE)
     slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
     if candidate.attribute:

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memoryapp.models import Agent, Organization, Project, User
@@ -55,7 +55,13 @@ def _placeholder_username(organization: Organization, external_id: str) -> str:
 def user_get_or_create_for_agent(*, organization: Organization, external_id: str) -> User:
     """Agents may name end users who have no login yet: create them inside the agent's organization."""
     user = User.objects.filter(organization=organization, external_id=external_id).first()
-    return user or user_create(organization=organization, external_id=external_id)
+    if user is not None:
+        return user
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent request may create the same user first
+            return user_create(organization=organization, external_id=external_id)
+    except IntegrityError:
+        return User.objects.get(organization=organization, external_id=external_id)
 
 
 @transaction.atomic
