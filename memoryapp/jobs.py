@@ -81,10 +81,14 @@ JOBS: dict[str, Callable] = {
 }
 
 
+def job_work(job: Job, progress) -> dict:
+    """What a job row of this kind does."""
+    return JOBS[job.kind](job.organization, ActorRef.for_job(job.kind), progress)
+
+
 def job_execute(job: Job) -> dict:
     """Run a job row's work now, in this process, recording progress and the result."""
-    work = JOBS[job.kind]
-    return job_run(job, lambda progress: work(job.organization, ActorRef.for_job(job.kind), progress))
+    return job_run(job, lambda progress: job_work(job, progress))
 
 
 def run_job_now(kind: str, organization: Organization | None) -> Job:

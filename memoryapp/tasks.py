@@ -1,6 +1,7 @@
 """Thin Celery wrappers: load by id, call the service, retry with backoff. Never pass content."""
 
 from celery import shared_task
+from django.db import OperationalError, close_old_connections
 
 from memoryapp.models import Episode, Job
 from memoryapp.services.actors import ActorRef
@@ -16,23 +17,34 @@ def ping() -> str:
     return "pong"
 
 
-@shared_task(bind=True, name="memoryapp.tasks.extract_episodes", max_retries=MAX_RETRIES)
-def extract_episodes(self, job_id: str) -> dict:
-    job = Job.objects.get(pk=job_id)
+def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
+    """Run `work(job)` for the job row, retrying failures with exponential backoff (2, 4, 8, 16 s);
+    after the last retry the job is marked failed with the reason."""
+    try:
+        job = Job.objects.get(pk=job_id)
+    except OperationalError as exc:  # the database went away (a restart): try again shortly
+        close_old_connections()
+        raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
     if job.status == Job.Status.SUCCEEDED:
         return job.result  # a redelivered message: the work is done
     try:
-        return job_run(job, lambda progress: _extract(job, progress))
+        return job_run(job, lambda progress: work(job, progress))
     except Exception as exc:
+        if isinstance(exc, OperationalError):
+            close_old_connections()  # drop a connection the database closed, so the retry opens a new one
         reason = f"{type(exc).__name__}: {exc}"
-        if self.request.retries >= MAX_RETRIES:
+        if task.request.retries >= MAX_RETRIES:
             job_fail(job, reason)
-            Episode.objects.filter(pk__in=job.params["episode_ids"], extraction=Episode.Extraction.PENDING).update(
-                extraction=Episode.Extraction.FAILED
-            )
+            if on_give_up:
+                on_give_up(job)
             raise
         job_retrying(job, reason)
-        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+        raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
+
+
+@shared_task(bind=True, name="memoryapp.tasks.extract_episodes", max_retries=MAX_RETRIES)
+def extract_episodes(self, job_id: str) -> dict:
+    return _run_job_task(self, job_id, _extract, on_give_up=_mark_episodes_failed)
 
 
 def _extract(job: Job, progress) -> dict:
@@ -42,22 +54,18 @@ def _extract(job: Job, progress) -> dict:
     return {"operations": [op.as_dict() for op in operations]}
 
 
+def _mark_episodes_failed(job: Job) -> None:
+    Episode.objects.filter(pk__in=job.params["episode_ids"], extraction=Episode.Extraction.PENDING).update(
+        extraction=Episode.Extraction.FAILED
+    )
+
+
 @shared_task(bind=True, name="memoryapp.tasks.run_job", max_retries=MAX_RETRIES)
 def run_job(self, job_id: str) -> dict:
     """A maintenance job (consolidate, summarize, decay, expire_sessions, requeue) by its row."""
-    from memoryapp.jobs import job_execute
+    from memoryapp.jobs import job_work
 
-    job = Job.objects.get(pk=job_id)
-    if job.status == Job.Status.SUCCEEDED:
-        return job.result
-    try:
-        return job_execute(job)
-    except Exception as exc:
-        if self.request.retries >= MAX_RETRIES:
-            job_fail(job, f"{type(exc).__name__}: {exc}")
-            raise
-        job_retrying(job, f"{type(exc).__name__}: {exc}")
-        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+    return _run_job_task(self, job_id, job_work)
 
 
 @shared_task(name="memoryapp.tasks.run_scheduled_job")

@@ -1,7 +1,9 @@
 """`make run` end to end: the supervisor serves, reuses its data on a second start, and leaves
 no process behind on SIGTERM or SIGINT."""
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -70,11 +72,34 @@ def stop_stack(stack: subprocess.Popen, data_dir: Path, sig: int) -> None:
     assert left == [], f"processes left behind: {left}"
 
 
+def api(port: int, key: str, method: str, path: str, body: dict | None = None) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/v1/{path}", method=method, data=json.dumps(body).encode() if body else None,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def restart_postgres(data_dir: Path) -> None:
+    from pgserver._commands import pg_ctl
+
+    pg_ctl(["-m", "fast", "-w", "restart"], pgdata=data_dir / "postgres", user="pgserver" if os.geteuid() == 0 else None)
+
+
 def test_make_run_serves_reuses_its_data_and_stops_cleanly(tmp_path):
     data_dir = tmp_path / "data"
     port = free_port()
 
     stack, log = start_stack(data_dir, port)
+    key = re.search(r"agent API key  : (mk_\S+)", log.read_text()).group(1)
+    job = api(port, key, "POST", "episodes", {"user": "sam", "messages": [{"role": "user", "content": "I live in Porto."}]})
+    restart_postgres(data_dir)  # the web process and the worker reconnect on their own
+    deadline = time.monotonic() + 60
+    while api(port, key, "GET", f"jobs/{job['job']}")["status"] != "succeeded":
+        assert time.monotonic() < deadline, "the job did not complete after the database restart"
+        time.sleep(0.5)
+    assert healthz(port) == 200
     stop_stack(stack, data_dir, signal.SIGTERM)
     first = log.read_text()
     assert "credentials are shown only once" in first
