@@ -64,6 +64,13 @@ def search_params(data: dict, principal) -> SearchParams:
     )
 
 
+def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
+    """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt."""
+    if request.query_params.get("preview") in {"true", "1"}:
+        return Response({"preview": True, **plan.as_dict()})
+    return Response(s.receipt_json(delete()))
+
+
 # --- episodes ---------------------------------------------------------------------------------
 
 
@@ -139,9 +146,8 @@ class EpisodeView(Api):
     def delete(self, request, episode_id):
         principal = self.principal
         episode = episode_visible(principal, episode_id)
-        if request.query_params.get("preview") in {"true", "1"}:
-            return Response({"preview": True, **govern.plan_episode_deletion(episode).as_dict()})
-        return Response(s.receipt_json(govern.episode_delete(episode=episode, actor=principal.actor)))
+        return preview_or_delete(request, govern.plan_episode_deletion(episode),
+                                 lambda: govern.episode_delete(episode=episode, actor=principal.actor))
 
 
 # --- memories ---------------------------------------------------------------------------------
@@ -245,9 +251,8 @@ class MemoryView(Api):
     def delete(self, request, memory_id):
         principal = self.principal
         memory = memory_visible(principal, memory_id)
-        if request.query_params.get("preview") in {"true", "1"}:
-            return Response({"preview": True, **govern.plan_memory_deletion(memory).as_dict()})
-        return Response(s.receipt_json(govern.memory_delete(memory=memory, actor=principal.actor)))
+        return preview_or_delete(request, govern.plan_memory_deletion(memory),
+                                 lambda: govern.memory_delete(memory=memory, actor=principal.actor))
 
 
 def _history(memory: Memory) -> dict:
@@ -319,9 +324,8 @@ class UserMemoriesView(Api):
     def delete(self, request, user):
         principal = self.principal
         target = user_visible(principal, user)
-        if request.query_params.get("preview") in {"true", "1"}:
-            return Response({"preview": True, **govern.plan_user_deletion(target).as_dict()})
-        return Response(s.receipt_json(govern.user_memories_delete(user=target, actor=principal.actor)))
+        return preview_or_delete(request, govern.plan_user_deletion(target),
+                                 lambda: govern.user_memories_delete(user=target, actor=principal.actor))
 
 
 class JobView(Api):
