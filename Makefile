@@ -16,7 +16,12 @@ $(BIN)/.installed: requirements.txt
 run: $(BIN)/.installed
 	exec $(BIN)/python manage.py runstack
 
-test: $(BIN)/.installed
+# Browser tests drive Debian's Chromium (never a downloaded browser build).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: $(BIN)/.installed $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed

@@ -28,7 +28,7 @@ def _users(organization: Organization | None):
 
 
 def _per_user(work: Callable) -> Callable:
-    def run(organization, actor, progress) -> dict:
+    def run(organization, actor, progress, **params) -> dict:
         users = list(_users(organization))
         totals: dict[str, int] = {"users": len(users)}
         for done, user in enumerate(users, start=1):
@@ -41,15 +41,37 @@ def _per_user(work: Callable) -> Callable:
     return run
 
 
-def _decay(organization, actor, progress) -> dict:
+def _decay(organization, actor, progress, **params) -> dict:
     return decay_run(actor=actor, organization=organization)
 
 
-def _expire_sessions(organization, actor, progress) -> dict:
+def _expire_sessions(organization, actor, progress, **params) -> dict:
     return sessions_expire(actor=actor, organization=organization)
 
 
-def _requeue(organization, actor, progress) -> dict:
+def _evaluate_changing_facts(organization, actor, progress, seeds: int = 5, ks=(1, 3, 5), **params) -> dict:
+    from memoryapp.evaluation.runs import changing_facts_run
+
+    return changing_facts_run(seeds=seeds, ks=ks, progress=progress)
+
+
+def _evaluate_locomo(organization, actor, progress, path: str = "", ks=(1, 5, 10), budget_tokens: int = 400,
+                     **params) -> dict:
+    """`path` is a LoCoMo-format JSON file (the dashboard stores an upload under the data folder)."""
+    from memoryapp.evaluation.runs import locomo_run
+
+    return locomo_run(organization=organization, path_or_data=path, ks=tuple(ks), budget_tokens=budget_tokens,
+                      progress=progress)
+
+
+def _metrics_snapshot(organization, actor, progress, **params) -> dict:
+    """The store's health over time: contradiction rate, duplicate rate and staleness, now."""
+    from memoryapp.evaluation.metrics import store_metrics
+
+    return store_metrics(organization=organization)
+
+
+def _requeue(organization, actor, progress, **params) -> dict:
     """Extraction jobs still queued after a broker outage, and pending episodes no job covers,
     are sent again; extraction is idempotent, so a duplicate send changes nothing."""
     from memoryapp.tasks import extract_episodes
@@ -78,12 +100,17 @@ JOBS: dict[str, Callable] = {
     "decay": _decay,
     "expire_sessions": _expire_sessions,
     "requeue": _requeue,
+    "metrics": _metrics_snapshot,
+    "evaluate_changing_facts": _evaluate_changing_facts,
+    "evaluate_locomo": _evaluate_locomo,
 }
+MAINTENANCE = ("consolidate", "summarize", "decay", "expire_sessions", "requeue")
 
 
 def job_work(job: Job, progress) -> dict:
     """What a job row of this kind does."""
-    return JOBS[job.kind](job.organization, ActorRef.for_job(job.kind), progress)
+    params = {key: value for key, value in job.params.items() if key != "trigger"}
+    return JOBS[job.kind](job.organization, ActorRef.for_job(job.kind), progress, **params)
 
 
 def job_execute(job: Job) -> dict:
@@ -91,12 +118,12 @@ def job_execute(job: Job) -> dict:
     return job_run(job, lambda progress: job_work(job, progress))
 
 
-def run_job_now(kind: str, organization: Organization | None) -> Job:
+def run_job_now(kind: str, organization: Organization | None, **params) -> Job:
     """Queue a run of `kind` on the worker (the dashboard's "run now")."""
     from memoryapp.tasks import run_job
 
     if kind not in JOBS:
         raise ValueError(f"unknown job {kind!r}; choose one of {', '.join(JOBS)}")
-    job = job_create(kind=kind, organization=organization, params={"trigger": "manual"})
+    job = job_create(kind=kind, organization=organization, params={"trigger": "manual", **params})
     job_enqueue(job, run_job)
     return job

@@ -195,6 +195,7 @@ _SCHEDULE = {
     "consolidate": envint("SCHEDULE_CONSOLIDATE_SECONDS", 1800),
     "summarize": envint("SCHEDULE_SUMMARIZE_SECONDS", 1800),
     "decay": envint("SCHEDULE_DECAY_SECONDS", 3600),
+    "metrics": envint("SCHEDULE_METRICS_SECONDS", 3600),  # the contradiction-rate panel's time series
 }
 CELERY_BEAT_SCHEDULE = {
     kind: {"task": "memoryapp.tasks.run_scheduled_job", "schedule": float(seconds), "args": [kind]}

@@ -7,4 +7,5 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("api/v1/", include("memoryapp.api.urls")),
     path("django-admin/", admin.site.urls),
+    path("", include("memoryapp.web.urls")),
 ]

@@ -26,6 +26,7 @@ class Principal:
     organization_id: object
     agent: Agent | None = None
     user: User | None = None
+    job: str = ""  # a background job reading a whole organization (evaluation runs)
 
     @classmethod
     def for_agent(cls, agent: Agent) -> Principal:
@@ -35,12 +36,18 @@ class Principal:
     def for_user(cls, user: User) -> Principal:
         return cls(organization_id=user.organization_id, user=user)
 
+    @classmethod
+    def for_job(cls, organization_id, name: str) -> Principal:
+        return cls(organization_id=organization_id, job=name)
+
     @property
     def is_admin(self) -> bool:
-        return self.user is not None and self.user.is_org_admin
+        return bool(self.job) or (self.user is not None and self.user.is_org_admin)
 
     @property
     def actor(self) -> ActorRef:
+        if self.job:
+            return ActorRef.for_job(self.job)
         return ActorRef.for_agent(self.agent) if self.agent else ActorRef.for_user(self.user)
 
 

@@ -1,0 +1,186 @@
+"""Organization admin pages: provenance browser, agent keys, quarantine, operations log, jobs.
+Everything is limited to the admin's organization by the queries and lookups it uses."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memoryapp.services import govern, moderation
+from memoryapp.services.tenancy import agent_create, agent_revoke
+from memoryapp.web import queries
+from memoryapp.web.access import actor_of, admin_required, agent_for_admin, principal_of, quarantined_for_admin
+from memoryapp.web.forms import (
+    JOB_KINDS,
+    AdminMemoryFilterForm,
+    AgentActiveForm,
+    AgentCreateForm,
+    EventFilterForm,
+    JobRunForm,
+)
+from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
+
+# --- provenance browser ---------------------------------------------------------------------
+
+
+@admin_required
+@require_GET
+def memories(request):
+    form = AdminMemoryFilterForm(request.GET, organization_id=request.user.organization_id)
+    listing = queries.memories_listing(principal_of(request), user=None, filters=form.filters())
+    context = {"form": form, "listing": listing, "page_obj": paginate(request, listing.rows),
+               "filtered": any(value for key, value in request.GET.items() if key != "page")}
+    return page_or_fragment(request, "web/admin/memories.html", "web/admin/_memories_table.html", context)
+
+
+# --- agent keys -----------------------------------------------------------------------------
+
+
+def _agents_context(request, form=None) -> dict:
+    principal = principal_of(request)
+    return {"agents": queries.org_agents(principal),
+            "form": form or AgentCreateForm(organization_id=request.user.organization_id)}
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def agents(request):
+    if request.method == "GET":
+        return page_or_fragment(request, "web/admin/agents.html", "web/admin/_agents_table.html",
+                                _agents_context(request))
+    form = AgentCreateForm(request.POST, organization_id=request.user.organization_id)
+    if not form.is_valid():
+        return render(request, "web/admin/agents.html", {**nav_context(request), **_agents_context(request, form)},
+                      status=400)
+    data = form.cleaned_data
+    agent, raw_key = agent_create(organization=request.user.organization, name=data["name"],
+                                  permissions=data["permissions"], allowed_users=data["allowed_users"],
+                                  allowed_projects=data["allowed_projects"])
+    # The raw key exists only in this answer: it is not stored, so it is never shown again.
+    response = render(request, "web/admin/agent_created.html", {**nav_context(request), "agent": agent,
+                                                                "raw_key": raw_key})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@admin_required
+@require_POST
+def agent_active(request, agent_id):
+    agent = agent_for_admin(request, agent_id)
+    form = AgentActiveForm(request.POST)
+    if form.is_valid():
+        govern.agent_set_active(agent=agent, active=form.cleaned_data["active"])
+        messages.success(request, f"{agent.name} is {'enabled' if agent.is_active else 'disabled'}.")
+    if request.htmx:
+        return fragment(request, "web/admin/_agents_table.html", _agents_context(request))
+    return redirect_after_action(request, "web:admin-agents")
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def agent_revoke_view(request, agent_id):
+    agent = agent_for_admin(request, agent_id)
+    if request.method == "POST":
+        agent_revoke(agent=agent)
+        messages.success(request, f"The key of {agent.name} is revoked: it is refused from now on.")
+        return redirect_after_action(request, "web:admin-agents")
+    return render(request, "web/admin/agent_revoke.html", {**nav_context(request), "agent": agent})
+
+
+# --- quarantine -----------------------------------------------------------------------------
+
+
+def _quarantine_context(request) -> dict:
+    return {"queue": queries.quarantine_queue(principal_of(request))}
+
+
+@admin_required
+@require_GET
+def quarantine(request):
+    return page_or_fragment(request, "web/admin/quarantine.html", "web/admin/_quarantine_list.html",
+                            _quarantine_context(request))
+
+
+@admin_required
+@require_POST
+def quarantine_approve(request, memory_id):
+    memory = quarantined_for_admin(request, memory_id)
+    moderation.memory_approve(memory=memory, actor=actor_of(request))
+    messages.success(request, "Approved: the memory is active and agents can retrieve it.")
+    if request.htmx:
+        return fragment(request, "web/admin/_quarantine_list.html", _quarantine_context(request))
+    return redirect_after_action(request, "web:admin-quarantine")
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def quarantine_reject(request, memory_id):
+    memory = quarantined_for_admin(request, memory_id)
+    if request.method == "POST":
+        receipt = moderation.memory_reject(memory=memory, actor=actor_of(request))
+        messages.success(request, f"Rejected and deleted (receipt {receipt.pk}).")
+        return redirect_after_action(request, "web:admin-quarantine")
+    return render(request, "web/admin/quarantine_reject.html", {
+        **nav_context(request), "memory": memory, "action": reverse("web:admin-quarantine-reject", args=[memory.pk]),
+    })
+
+
+# --- operations log -------------------------------------------------------------------------
+
+
+@admin_required
+@require_GET
+def events(request):
+    principal = principal_of(request)
+    form = EventFilterForm(request.GET)
+    page_obj = paginate(request, queries.operations_log(principal, form.filters()), per_page=50)
+    rows = queries.event_rows(principal.organization_id, list(page_obj.object_list))
+    context = {"form": form, "page_obj": page_obj, "rows": rows,
+               "linkable": queries.existing_memory_ids(principal, (row.event.memory_id for row in rows)),
+               "filtered": any(value for key, value in request.GET.items() if key != "page")}
+    return page_or_fragment(request, "web/admin/events.html", "web/admin/_events_table.html", context)
+
+
+# --- jobs -----------------------------------------------------------------------------------
+
+
+def _job_runner():
+    """`memoryapp.jobs.run_job_now(kind, organization) -> Job`, or None while that module lacks it."""
+    try:
+        from memoryapp.jobs import run_job_now
+    except ImportError:
+        return None
+    return run_job_now
+
+
+def _jobs_context(request) -> dict:
+    principal = principal_of(request)
+    return {"kinds": queries.job_kinds_status(principal, JOB_KINDS),
+            "recent": queries.org_jobs(principal)[:20],
+            "polling": queries.jobs_in_progress(principal),
+            "can_run": _job_runner() is not None}
+
+
+@admin_required
+@require_GET
+def jobs(request):
+    return page_or_fragment(request, "web/admin/jobs.html", "web/admin/_jobs_panel.html", _jobs_context(request))
+
+
+@admin_required
+@require_POST
+def job_run(request):
+    form = JobRunForm(request.POST)
+    run_job_now = _job_runner()
+    if run_job_now is None:
+        messages.error(request, "Jobs cannot be started from the dashboard yet.")
+    elif not form.is_valid():
+        messages.error(request, "Unknown job kind.")
+    else:
+        job = run_job_now(form.cleaned_data["kind"], request.user.organization)
+        messages.success(request, f"{job.kind} job queued.")
+    if request.htmx:
+        return fragment(request, "web/admin/_jobs_panel.html", _jobs_context(request))
+    return redirect_after_action(request, "web:admin-jobs")

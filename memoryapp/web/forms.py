@@ -1,0 +1,146 @@
+"""Dashboard forms: they validate input and turn it into the arguments of selectors and services."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from django import forms
+from django.utils import timezone
+
+from memoryapp.models import Actor, Agent, Memory, MemoryEvent, Project, User
+from memoryapp.web.queries import EventFilters, MemoryFilters
+
+# The jobs an admin may start from the dashboard (memoryapp.jobs runs them), with what they do.
+JOB_KINDS = {
+    "consolidate": ("Consolidate", "Merge near-duplicate memories, keeping every source."),
+    "summarize": ("Summarize", "Rebuild each user's profile and topic summaries."),
+    "decay": ("Decay", "Archive memories nobody recalls any more; enforce per-user caps."),
+    "expire_sessions": ("Expire sessions", "Drop session memories whose conversation has ended."),
+}
+
+
+def _start_of(day) -> datetime | None:
+    return timezone.make_aware(datetime.combine(day, time.min)) if day else None
+
+
+def _end_of(day) -> datetime | None:
+    """The end of `day` as an exclusive bound: midnight of the next day."""
+    return timezone.make_aware(datetime.combine(day + timedelta(days=1), time.min)) if day else None
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class MemoryFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label="Search",
+                        widget=forms.TextInput(attrs={"placeholder": "Ask like an agent would: what does Sam eat?",
+                                                      "type": "search"}))
+    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Memory.Kind.choices])
+    scope = forms.ChoiceField(required=False, choices=[("", "Any scope"), *Memory.Scope.choices])
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
+    agent = forms.ModelChoiceField(required=False, queryset=Agent.objects.none(), empty_label="Any agent")
+    true_from = forms.DateField(required=False, label="True from", widget=DateInput)
+    true_until = forms.DateField(required=False, label="until", widget=DateInput)
+
+    def __init__(self, *args, organization_id, scopes=tuple(Memory.Scope.values), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].queryset = Agent.objects.filter(organization_id=organization_id).order_by("name")
+        self.fields["scope"].choices = [("", "Any scope"), *[(s, Memory.Scope(s).label) for s in scopes]]
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("true_from"), cleaned.get("true_until")
+        if start and end and start > end:
+            self.add_error("true_until", "The end of the range comes before its start.")
+        return cleaned
+
+    def filters(self) -> MemoryFilters:
+        """The filters to apply; none at all when the form is invalid (its errors are shown)."""
+        if not self.is_valid():
+            return MemoryFilters()
+        data = self.cleaned_data
+        return MemoryFilters(
+            query=data["q"].strip(), kind=data["kind"], scope=data["scope"], status=data["status"],
+            agent=data["agent"], true_from=_start_of(data["true_from"]), true_until=_end_of(data["true_until"]),
+            user=data.get("user"),
+        )
+
+
+class AdminMemoryFilterForm(MemoryFilterForm):
+    user = forms.ModelChoiceField(required=False, queryset=User.objects.none(), empty_label="Any user")
+
+    field_order = ["q", "user", "scope", "status", "agent", "kind", "true_from", "true_until"]
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, organization_id=organization_id, **kwargs)
+        self.fields["user"].queryset = User.objects.filter(organization_id=organization_id).order_by("external_id")
+
+
+class MemoryCorrectForm(forms.Form):
+    text = forms.CharField(max_length=2000, label="What is true",
+                           widget=forms.Textarea(attrs={"rows": 3, "autofocus": True}))
+
+    def clean_text(self):
+        text = " ".join(self.cleaned_data["text"].split())
+        if not text:
+            raise forms.ValidationError("Write what is true instead.")
+        return text
+
+
+class MemoryWritingForm(forms.Form):
+    paused = forms.TypedChoiceField(choices=[("true", "pause"), ("false", "resume")], coerce=lambda v: v == "true")
+
+
+class AgentCreateForm(forms.Form):
+    name = forms.CharField(max_length=120, widget=forms.TextInput(attrs={"placeholder": "support-bot"}))
+    permissions = forms.MultipleChoiceField(choices=Agent.Permission.choices, initial=["read"],
+                                            widget=forms.CheckboxSelectMultiple)
+    allowed_users = forms.ModelMultipleChoiceField(
+        required=False, queryset=User.objects.none(), label="Only these users",
+        help_text="Leave empty for every user of the organization.",
+    )
+    allowed_projects = forms.ModelMultipleChoiceField(
+        required=False, queryset=Project.objects.none(), label="Only these projects",
+        help_text="Leave empty for every project.",
+    )
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.organization_id = organization_id
+        self.fields["allowed_users"].queryset = User.objects.filter(organization_id=organization_id).order_by(
+            "external_id"
+        )
+        self.fields["allowed_projects"].queryset = Project.objects.filter(organization_id=organization_id).order_by(
+            "name"
+        )
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if Agent.objects.filter(organization_id=self.organization_id, name=name).exists():
+            raise forms.ValidationError("An agent with this name already exists.")
+        return name
+
+
+class AgentActiveForm(forms.Form):
+    active = forms.TypedChoiceField(choices=[("true", "enable"), ("false", "disable")], coerce=lambda v: v == "true")
+
+
+class EventFilterForm(forms.Form):
+    op = forms.ChoiceField(required=False, choices=[("", "Any operation"), *MemoryEvent.Op.choices])
+    actor_type = forms.ChoiceField(required=False, choices=[("", "Any actor"), *Actor.choices])
+    actor_id = forms.CharField(required=False, max_length=64, label="Actor id",
+                               widget=forms.TextInput(attrs={"placeholder": "agent, user or job id"}))
+    since = forms.DateField(required=False, widget=DateInput)
+    until = forms.DateField(required=False, widget=DateInput)
+
+    def filters(self) -> EventFilters:
+        if not self.is_valid():
+            return EventFilters()
+        data = self.cleaned_data
+        return EventFilters(op=data["op"], actor_type=data["actor_type"], actor_id=data["actor_id"].strip(),
+                            since=_start_of(data["since"]), until=_end_of(data["until"]))
+
+
+class JobRunForm(forms.Form):
+    kind = forms.ChoiceField(choices=[(kind, kind) for kind in JOB_KINDS])

@@ -1,0 +1,324 @@
+"""What the dashboard pages show, read through the scoping selectors with the viewer's principal.
+
+Reads only: every write goes through memoryapp.services. Nothing here reaches past the
+principal's organization, and an end user's principal sees only what scoping lets them see.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from memoryapp.models import (
+    AccessLog,
+    Actor,
+    Agent,
+    DeletionReceipt,
+    Episode,
+    Job,
+    Memory,
+    MemoryEvent,
+    MemorySource,
+    User,
+)
+from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, scoped_memories
+from memoryapp.selectors.search import SearchParams, search_memories
+from memoryapp.services import govern
+
+# An end user's own memories plus those of the projects they belong to.
+MY_SCOPES = (Memory.Scope.USER, Memory.Scope.PROJECT)
+SEARCH_RESULTS = 30
+READS_SHOWN = 50
+# A queued job younger than this still counts as about to run (the jobs page keeps polling);
+# an older one waits for a broker that is not there and must not keep the page polling forever.
+QUEUED_JOB_FRESH_FOR = timedelta(minutes=10)
+
+
+# --- memory lists ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    query: str = ""
+    kind: str = ""
+    scope: str = ""
+    status: str = ""
+    agent: Agent | None = None
+    user: User | None = None
+    true_from: datetime | None = None  # the memory was true at some point in [true_from, true_until)
+    true_until: datetime | None = None
+
+
+@dataclass
+class MemoryListing:
+    rows: Sequence[Memory]
+    searched: bool = False  # ranked by the real retrieval (each row has `search_score`)
+    took_ms: float | None = None
+
+
+def _with_list_columns(memories: QuerySet[Memory]) -> QuerySet[Memory]:
+    return memories.select_related("user", "agent", "project").annotate(source_count=Count("source_links"))
+
+
+def _filtered(memories: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
+    if filters.kind:
+        memories = memories.filter(kind=filters.kind)
+    if filters.status:
+        memories = memories.filter(status=filters.status)
+    if filters.agent is not None:
+        memories = memories.filter(agent=filters.agent)
+    if filters.user is not None:
+        memories = memories.filter(user=filters.user)
+    if filters.true_until is not None:
+        memories = memories.filter(valid_from__lt=filters.true_until)
+    if filters.true_from is not None:
+        memories = memories.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=filters.true_from))
+    return memories
+
+
+def memories_listing(
+    principal: Principal, *, user: User | None, filters: MemoryFilters, scopes: Iterable[str] = ALL_SCOPES
+) -> MemoryListing:
+    """Memories for a list page. With a query, the hits of the real retrieval (what an agent asking
+    this would get: memories true now, best first), narrowed by the other filters; without one,
+    every memory the filters match, newest first."""
+    scopes = (filters.scope,) if filters.scope else tuple(scopes)
+    memories = _filtered(scoped_memories(principal, user=user, scopes=scopes), filters)
+    if not filters.query:
+        return MemoryListing(rows=_with_list_columns(memories).order_by("-valid_from", "-recorded_at"))
+    params = SearchParams(query=filters.query, k=SEARCH_RESULTS, scopes=scopes)
+    result = search_memories(principal, user=filters.user or user, params=params)
+    scores = {hit.item.pk: hit.score for hit in result.hits}
+    rows = {memory.pk: memory for memory in _with_list_columns(memories.filter(pk__in=list(scores)))}
+    ranked = [rows[pk] for pk in scores if pk in rows]
+    for memory in ranked:
+        memory.search_score = scores[memory.pk]
+    return MemoryListing(rows=ranked, searched=True, took_ms=result.took_ms)
+
+
+# --- one memory -----------------------------------------------------------------------------
+
+
+@dataclass
+class EventRow:
+    event: MemoryEvent
+    actor: str
+    world_time: datetime | None  # when the episode behind the operation happened, if it names one
+
+
+@dataclass
+class Version:
+    memory: Memory
+    events: list[EventRow]
+    is_viewed: bool
+
+
+@dataclass
+class Read:
+    log: AccessLog
+    reader: str
+    is_agent: bool
+
+
+@dataclass
+class MemoryPage:
+    memory: Memory
+    sources: list[MemorySource]
+    derived_from: list[Memory]
+    derivatives: list[Memory]
+    versions: list[Version]
+    reads: list[Read]
+    readers: list[str] = field(default_factory=list)  # distinct agent names, most recent first
+
+
+def _uuids(values: Iterable[str]) -> list[uuid.UUID]:
+    found = []
+    for value in values:
+        try:
+            found.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return found
+
+
+def actor_labels(organization_id, actors: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Readable names for (actor_type, actor_id) pairs: agent names, usernames, job names."""
+    actors = set(actors)
+    agent_ids = _uuids(actor_id for kind, actor_id in actors if kind == Actor.AGENT)
+    user_ids = _uuids(actor_id for kind, actor_id in actors if kind in (Actor.USER, Actor.ADMIN))
+    agents = {str(pk): name for pk, name in
+              Agent.objects.filter(organization_id=organization_id, pk__in=agent_ids).values_list("pk", "name")}
+    users = {str(pk): name for pk, name in
+             User.objects.filter(organization_id=organization_id, pk__in=user_ids).values_list("pk", "username")}
+    labels = {}
+    for kind, actor_id in actors:
+        if kind == Actor.AGENT:
+            labels[kind, actor_id] = agents.get(actor_id, "a deleted agent")
+        elif kind in (Actor.USER, Actor.ADMIN):
+            labels[kind, actor_id] = users.get(actor_id, "a deleted user")
+        elif kind == Actor.JOB:
+            labels[kind, actor_id] = f"{actor_id} job"
+        else:
+            labels[kind, actor_id] = actor_id
+    return labels
+
+
+def _event_episode_ids(event: MemoryEvent) -> list[str]:
+    data = event.data or {}
+    return list(data.get("sources") or data.get("sources_added") or [])
+
+
+def event_rows(organization_id, events: Sequence[MemoryEvent]) -> list[EventRow]:
+    labels = actor_labels(organization_id, ((e.actor_type, e.actor_id) for e in events))
+    episode_ids = _uuids(pk for e in events for pk in _event_episode_ids(e))
+    occurred = {str(pk): when for pk, when in
+                Episode.objects.filter(organization_id=organization_id, pk__in=episode_ids)
+                .values_list("pk", "occurred_at")}
+    rows = []
+    for event in events:
+        times = [occurred[pk] for pk in _event_episode_ids(event) if pk in occurred]
+        rows.append(EventRow(event=event, actor=labels[event.actor_type, event.actor_id],
+                             world_time=max(times) if times else None))
+    return rows
+
+
+def _versions(principal: Principal, memory: Memory) -> list[Version]:
+    """Every version of the fact (the supersedes chain), in world-time order, each with its events."""
+    chain = govern._versions({memory.pk})
+    memories = list(scoped_memories(principal).filter(pk__in=chain).order_by("valid_from", "recorded_at"))
+    events = list(MemoryEvent.objects.filter(organization_id=principal.organization_id,
+                                             memory_id__in=[m.pk for m in memories]).order_by("created_at"))
+    rows = event_rows(principal.organization_id, events)
+    return [
+        Version(memory=m, events=[row for row in rows if row.event.memory_id == m.pk], is_viewed=m.pk == memory.pk)
+        for m in memories
+    ]
+
+
+def _reads(principal: Principal, memory: Memory) -> list[Read]:
+    logs = list(AccessLog.objects.filter(organization_id=principal.organization_id, memory_ids__contains=[memory.pk])
+                .order_by("-created_at")[:READS_SHOWN])
+    labels = actor_labels(principal.organization_id, ((log.actor_type, log.actor_id) for log in logs))
+    return [Read(log=log, reader=labels[log.actor_type, log.actor_id], is_agent=log.actor_type == Actor.AGENT)
+            for log in logs]
+
+
+def memory_page(principal: Principal, memory: Memory) -> MemoryPage:
+    """Where the memory came from, what was built from it, its versions over time and who read it."""
+    visible = scoped_memories(principal)
+    sources = list(MemorySource.objects.filter(memory=memory, episode__in=scoped_episodes(principal))
+                   .select_related("episode").order_by("episode__occurred_at"))
+    reads = _reads(principal, memory)
+    return MemoryPage(
+        memory=memory,
+        sources=sources,
+        derived_from=list(visible.filter(derivative_links__derived=memory).order_by("valid_from")),
+        derivatives=list(visible.filter(derivation_links__source=memory).order_by("kind", "recorded_at")),
+        versions=_versions(principal, memory),
+        reads=reads,
+        readers=list(dict.fromkeys(read.reader for read in reads if read.is_agent)),
+    )
+
+
+@dataclass
+class DeletionPreview:
+    plan: govern.DeletionPlan
+    memories: list[Memory]  # what will be deleted, as the viewer may see it
+    recomputed: list[Memory]
+    episodes: list[Episode]
+
+
+def deletion_preview(principal: Principal, plan: govern.DeletionPlan) -> DeletionPreview:
+    visible = scoped_memories(principal)
+    return DeletionPreview(
+        plan=plan,
+        memories=list(visible.filter(pk__in=plan.memories).order_by("valid_from")),
+        recomputed=list(visible.filter(pk__in=plan.recompute).order_by("recorded_at")),
+        episodes=list(scoped_episodes(principal).filter(pk__in=plan.episodes)),
+    )
+
+
+def receipts_visible(principal: Principal) -> QuerySet[DeletionReceipt]:
+    """Receipts of the principal's organization: all of them for an admin, a user's own otherwise."""
+    receipts = DeletionReceipt.objects.filter(organization_id=principal.organization_id)
+    if principal.is_admin:
+        return receipts
+    return receipts.filter(Q(user_id=principal.user.id) | Q(actor_id=str(principal.user.id)))
+
+
+# --- admin ----------------------------------------------------------------------------------
+
+
+def org_users(principal: Principal) -> QuerySet[User]:
+    return User.objects.filter(organization_id=principal.organization_id).order_by("external_id")
+
+
+def org_agents(principal: Principal) -> QuerySet[Agent]:
+    return (Agent.objects.filter(organization_id=principal.organization_id)
+            .prefetch_related("allowed_users", "allowed_projects").order_by("revoked_at", "name"))
+
+
+def quarantine_queue(principal: Principal) -> QuerySet[Memory]:
+    return (scoped_memories(principal).filter(status=Memory.Status.QUARANTINED)
+            .select_related("user", "agent").prefetch_related("sources").order_by("-recorded_at"))
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    op: str = ""
+    actor_type: str = ""
+    actor_id: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def operations_log(principal: Principal, filters: EventFilters) -> QuerySet[MemoryEvent]:
+    events = MemoryEvent.objects.filter(organization_id=principal.organization_id)
+    if filters.op:
+        events = events.filter(op=filters.op)
+    if filters.actor_type:
+        events = events.filter(actor_type=filters.actor_type)
+    if filters.actor_id:
+        events = events.filter(actor_id=filters.actor_id)
+    if filters.since:
+        events = events.filter(created_at__gte=filters.since)
+    if filters.until:
+        events = events.filter(created_at__lt=filters.until)
+    return events.order_by("-created_at")
+
+
+def existing_memory_ids(principal: Principal, ids: Iterable) -> set:
+    """Which of these memory ids still exist for the principal (the log links only to those)."""
+    return set(scoped_memories(principal).filter(pk__in=[pk for pk in ids if pk]).values_list("pk", flat=True))
+
+
+@dataclass
+class JobKindStatus:
+    kind: str
+    title: str
+    about: str
+    last: Job | None
+
+
+def org_jobs(principal: Principal) -> QuerySet[Job]:
+    return Job.objects.filter(organization_id=principal.organization_id).select_related("user").order_by("-created_at")
+
+
+def job_kinds_status(principal: Principal, kinds: dict[str, tuple[str, str]]) -> list[JobKindStatus]:
+    """Each kind (name: (title, what it does)) with its most recent run."""
+    jobs = org_jobs(principal)
+    return [JobKindStatus(kind=kind, title=title, about=about, last=jobs.filter(kind=kind).first())
+            for kind, (title, about) in kinds.items()]
+
+
+def jobs_in_progress(principal: Principal) -> bool:
+    """Whether a job of the organization is running or about to run (the page keeps polling)."""
+    fresh = timezone.now() - QUEUED_JOB_FRESH_FOR
+    return org_jobs(principal).filter(
+        Q(status__in=[Job.Status.RUNNING, Job.Status.RETRYING]) | Q(status=Job.Status.QUEUED, created_at__gte=fresh)
+    ).exists()

@@ -1,0 +1,31 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from memoryapp.web import admin_views, views
+
+app_name = "web"
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(template_name="web/login.html", redirect_authenticated_user=True),
+         name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", views.memory_list, name="memories"),
+    path("memories/<uuid:memory_id>/", views.memory_detail, name="memory"),
+    path("memories/<uuid:memory_id>/correct/", views.memory_correct, name="memory-correct"),
+    path("memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
+    path("episodes/<uuid:episode_id>/delete/", views.episode_delete, name="episode-delete"),
+    path("receipts/<uuid:receipt_id>/", views.receipt, name="receipt"),
+    path("export/", views.export, name="export"),
+    path("memory-writing/", views.memory_writing, name="memory-writing"),
+    path("admin/", admin_views.memories, name="admin-memories"),
+    path("admin/agents/", admin_views.agents, name="admin-agents"),
+    path("admin/agents/<uuid:agent_id>/active/", admin_views.agent_active, name="admin-agent-active"),
+    path("admin/agents/<uuid:agent_id>/revoke/", admin_views.agent_revoke_view, name="admin-agent-revoke"),
+    path("admin/quarantine/", admin_views.quarantine, name="admin-quarantine"),
+    path("admin/quarantine/<uuid:memory_id>/approve/", admin_views.quarantine_approve,
+         name="admin-quarantine-approve"),
+    path("admin/quarantine/<uuid:memory_id>/reject/", admin_views.quarantine_reject, name="admin-quarantine-reject"),
+    path("admin/events/", admin_views.events, name="admin-events"),
+    path("admin/jobs/", admin_views.jobs, name="admin-jobs"),
+    path("admin/jobs/run/", admin_views.job_run, name="admin-job-run"),
+]

@@ -1,0 +1,142 @@
+"""End-user pages: my memories, one memory (provenance, history, reads), correct, delete with
+preview and receipt, export, pause. Thin: reads in web.queries, writes in services."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import push_url, reswap, retarget
+
+from memoryapp.services import govern
+from memoryapp.web import queries
+from memoryapp.web.access import (
+    actor_of,
+    episode_for_change,
+    may_change,
+    memory_for_change,
+    memory_for_reading,
+    principal_of,
+    receipt_for_reading,
+)
+from memoryapp.web.forms import MemoryCorrectForm, MemoryFilterForm, MemoryWritingForm
+from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
+
+
+@login_required
+@require_GET
+def memory_list(request):
+    data = request.GET.copy()
+    data.setdefault("status", "active")  # first visit: what is believed now
+    form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=queries.MY_SCOPES)
+    listing = queries.memories_listing(principal_of(request), user=request.user, filters=form.filters(),
+                                       scopes=queries.MY_SCOPES)
+    context = {"form": form, "listing": listing, "page_obj": paginate(request, listing.rows),
+               "filtered": any(value for key, value in request.GET.items() if key != "page")}
+    return page_or_fragment(request, "web/memory_list.html", "web/_memory_results.html", context)
+
+
+def _memory_context(request, memory) -> dict:
+    return {"page": queries.memory_page(principal_of(request), memory), "can_change": may_change(request, memory)}
+
+
+@login_required
+@require_GET
+def memory_detail(request, memory_id):
+    memory = memory_for_reading(request, memory_id)
+    return page_or_fragment(request, "web/memory_detail.html", "web/_memory_detail.html",
+                            _memory_context(request, memory))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_correct(request, memory_id):
+    memory = memory_for_change(request, memory_id)
+    form = MemoryCorrectForm(request.POST or None, initial={"text": memory.text})
+    if request.method == "POST" and form.is_valid():
+        try:
+            corrected = govern.memory_correct(memory=memory, actor=actor_of(request), text=form.cleaned_data["text"])
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Saved as a new version. The old one stays in the history, marked invalidated.")
+            if request.htmx:
+                response = fragment(request, "web/_memory_detail.html", _memory_context(request, corrected))
+                return push_url(response, reverse("web:memory", args=[corrected.pk]))
+            return redirect(reverse("web:memory", args=[corrected.pk]))
+    context = {"memory": memory, "form": form}
+    status = 400 if form.errors else 200
+    response = page_or_fragment(request, "web/memory_correct.html", "web/_memory_correct_form.html", context,
+                                status=status)
+    if request.htmx and request.method == "POST":
+        # The form posts into the whole memory panel; an invalid edit only replaces the form again.
+        response = reswap(retarget(response, "#memory-statement"), "innerHTML")
+        response.status_code = 200  # htmx swaps only successful answers
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_delete(request, memory_id):
+    memory = memory_for_change(request, memory_id)
+    if request.method == "POST":
+        receipt = govern.memory_delete(memory=memory, actor=actor_of(request))
+        messages.success(request, "The memory, its other versions and what was built only from it are deleted.")
+        return redirect_after_action(request, "web:receipt", receipt_id=receipt.pk)
+    preview = queries.deletion_preview(principal_of(request), govern.plan_memory_deletion(memory))
+    return page_or_fragment(request, "web/memory_delete.html", "web/_deletion_confirm.html",
+                            {"memory": memory, "preview": preview, "what": "memory",
+                             "action": reverse("web:memory-delete", args=[memory.pk])})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def episode_delete(request, episode_id):
+    episode = episode_for_change(request, episode_id)
+    if request.method == "POST":
+        receipt = govern.episode_delete(episode=episode, actor=actor_of(request))
+        messages.success(request, "The source and every memory that came only from it are deleted.")
+        return redirect_after_action(request, "web:receipt", receipt_id=receipt.pk)
+    preview = queries.deletion_preview(principal_of(request), govern.plan_episode_deletion(episode))
+    back = request.GET.get("from", "")
+    return page_or_fragment(request, "web/episode_delete.html", "web/_deletion_confirm.html",
+                            {"episode": episode, "preview": preview, "what": "source",
+                             "action": request.path, "back": back if back.startswith("/memories/") else "/"})
+
+
+@login_required
+@require_GET
+def receipt(request, receipt_id):
+    return render(request, "web/receipt.html", {**nav_context(request),
+                                                "receipt": receipt_for_reading(request, receipt_id)})
+
+
+@login_required
+@require_GET
+def export(request):
+    document = govern.user_export(user=request.user)
+    response = JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    filename = f"memoryapp-export-{request.user.external_id}-{timezone.now():%Y%m%d}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def memory_writing(request):
+    form = MemoryWritingForm(request.POST)
+    if form.is_valid():
+        paused = form.cleaned_data["paused"]
+        govern.memory_writing_set(user=request.user, paused=paused, actor=actor_of(request))
+        messages.success(request, "Memory writing is paused: nothing new will be remembered about you."
+                         if paused else "Memory writing is on again.")
+    else:
+        messages.error(request, "Choose pause or resume.")
+    if request.htmx:
+        return fragment(request, "web/_memory_writing.html", {"user": request.user})
+    return redirect("web:memories")

@@ -1,0 +1,155 @@
+"""Organization admin pages: provenance browser, agent keys, operations log, jobs."""
+
+import sys
+import types
+
+import pytest
+from rest_framework.test import APIClient
+
+from memoryapp.models import Agent, Job, MemoryEvent
+from tests.factories import make_agent, make_memory
+from tests.web.conftest import htmx, remember
+
+pytestmark = pytest.mark.django_db
+
+
+def api(key: str, path: str):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client.get(f"/api/v1/{path}")
+
+
+def test_provenance_browser_lists_every_users_memories_and_filters(ada_client, alice, bob, acme):
+    writer, _ = make_agent(acme, "writer")
+    remember(alice, "I live in Porto.")
+    make_memory(bob, "Bob likes chess.", agent=writer)
+    everything = ada_client.get("/admin/").content.decode()
+    assert "Alice lives in Porto." in everything and "Bob likes chess." in everything
+    only_bob = ada_client.get("/admin/", {"user": bob.pk}).content.decode()
+    assert "Bob likes chess." in only_bob and "Alice lives in Porto." not in only_bob
+    by_agent = ada_client.get("/admin/", {"agent": writer.pk}).content.decode()
+    assert "Bob likes chess." in by_agent and "Porto" not in by_agent
+    superseded = ada_client.get("/admin/", {"status": "superseded"}).content.decode()
+    assert "No memories match these filters" in superseded
+    fragment = ada_client.get("/admin/", {"user": bob.pk}, **htmx())
+    assert b"<html" not in fragment.content and b'id="admin-memories"' in fragment.content
+
+
+def test_creating_an_agent_key_shows_it_once_and_it_works(ada_client, alice):
+    remember(alice, "I live in Porto.")
+    response = ada_client.post("/admin/agents/", {"name": "support-bot", "permissions": ["read"]})
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    raw_key = response.context["raw_key"]
+    assert raw_key.startswith("mk_") and raw_key in response.content.decode()
+    agent = Agent.objects.get(name="support-bot")
+    assert agent.key_hash == Agent.hash_key(raw_key) and raw_key not in agent.key_hash
+    assert agent.permissions == ["read"]
+    assert raw_key not in ada_client.get("/admin/agents/").content.decode(), "shown once only"
+
+    listed = api(raw_key, "memories?user=alice")
+    assert listed.status_code == 200
+    assert [m["text"] for m in listed.json()["results"]] == ["Alice lives in Porto."]
+
+
+def test_an_agent_key_can_be_limited_to_some_users(ada_client, alice, bob):
+    remember(alice, "I live in Porto.")
+    response = ada_client.post("/admin/agents/", {"name": "bobs-bot", "permissions": ["read", "write"],
+                                                  "allowed_users": [bob.pk]})
+    raw_key = response.context["raw_key"]
+    agent = Agent.objects.get(name="bobs-bot")
+    assert list(agent.allowed_users.all()) == [bob] and agent.permissions == ["read", "write"]
+    assert api(raw_key, "memories?user=bob").status_code == 200
+    assert api(raw_key, "memories?user=alice").status_code == 404
+
+
+def test_creating_an_agent_validates_the_form(ada_client, acme):
+    make_agent(acme, "taken")
+    duplicate = ada_client.post("/admin/agents/", {"name": "taken", "permissions": ["read"]})
+    assert duplicate.status_code == 400 and b"already exists" in duplicate.content
+    no_permission = ada_client.post("/admin/agents/", {"name": "fresh"})
+    assert no_permission.status_code == 400
+    assert not Agent.objects.filter(name="fresh").exists()
+
+
+def test_revoking_a_key_asks_first_then_the_key_is_refused(ada_client, acme):
+    agent, raw_key = make_agent(acme, "old-bot")
+    confirm = ada_client.get(f"/admin/agents/{agent.pk}/revoke/")
+    assert confirm.status_code == 200 and b"Revoke the key of old-bot?" in confirm.content
+    assert api(raw_key, "memories").status_code == 200
+    response = ada_client.post(f"/admin/agents/{agent.pk}/revoke/")
+    assert response.status_code == 302 and response.url == "/admin/agents/"
+    agent.refresh_from_db()
+    assert agent.revoked_at is not None
+    assert api(raw_key, "memories").status_code == 401
+    assert b"revoked" in ada_client.get("/admin/agents/").content
+
+
+def test_disabling_an_agent_refuses_it_until_enabled(ada_client, acme):
+    agent, raw_key = make_agent(acme, "flaky-bot")
+    response = ada_client.post(f"/admin/agents/{agent.pk}/active/", {"active": "false"}, **htmx())
+    assert response.status_code == 200 and b"<html" not in response.content
+    assert b'id="agents-table"' in response.content and b"disabled" in response.content
+    assert api(raw_key, "memories").status_code == 403
+    enabled = ada_client.post(f"/admin/agents/{agent.pk}/active/", {"active": "true"})
+    assert enabled.status_code == 302
+    assert api(raw_key, "memories").status_code == 200
+
+
+def test_the_operations_log_filters_by_operation_actor_and_time(ada_client, alice, alice_memory):
+    ada_client.post(f"/memories/{alice_memory.pk}/correct/", {"text": "Alice lives in Braga."})
+    everything = ada_client.get("/admin/events/").content.decode()
+    assert "ADD" in everything and "CORRECT" in everything and "INVALIDATE" in everything
+    corrections = ada_client.get("/admin/events/", {"op": "CORRECT"}).content.decode()
+    assert "op-correct" in corrections and "op-add" not in corrections
+    by_admin = ada_client.get("/admin/events/", {"actor_type": "admin"}).content.decode()
+    assert "op-correct" in by_admin and "op-add" not in by_admin and "ada@acme" in by_admin
+    by_agent = ada_client.get("/admin/events/", {"actor_type": "agent", "actor_id": "test"}).content.decode()
+    assert "op-add" in by_agent and "op-correct" not in by_agent
+    future = ada_client.get("/admin/events/", {"since": "2999-01-01"}).content.decode()
+    assert "No operations match" in future
+    assert MemoryEvent.objects.filter(op="CORRECT").count() == 1
+
+
+def test_the_operations_log_is_paginated(ada_client, alice):
+    for number in range(55):
+        make_memory(alice, f"Alice fact {number}.", embedding=[0.01] * 384)
+        MemoryEvent.objects.create(organization=alice.organization, op="ADD", actor_type="job", actor_id="x",
+                                   reason=f"fact {number}")
+    assert "Page 1 of 2" in ada_client.get("/admin/events/").content.decode()
+
+
+def test_jobs_page_polls_every_two_seconds_only_while_a_job_runs(ada_client, acme):
+    idle = ada_client.get("/admin/jobs/").content.decode()
+    assert 'hx-trigger="every 2s"' not in idle and "Never run here yet." in idle
+    job = Job.objects.create(kind="consolidate", organization=acme, status=Job.Status.RUNNING, progress=0.4,
+                             progress_message="2 of 5")
+    running = ada_client.get("/admin/jobs/").content.decode()
+    assert 'hx-trigger="every 2s"' in running and 'style="width: 40%"' in running and "2 of 5" in running
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED, progress=1.0)
+    finished = ada_client.get("/admin/jobs/", **htmx())
+    assert b"<html" not in finished.content and b"every 2s" not in finished.content
+    assert b"Succeeded" in finished.content
+
+
+def test_run_now_starts_a_job_through_memoryapp_jobs(ada_client, acme, monkeypatch):
+    started = []
+
+    def run_job_now(kind, organization):
+        started.append((kind, organization))
+        return Job.objects.create(kind=kind, organization=organization)
+
+    monkeypatch.setitem(sys.modules, "memoryapp.jobs", types.SimpleNamespace(run_job_now=run_job_now))
+    response = ada_client.post("/admin/jobs/run/", {"kind": "summarize"}, **htmx())
+    assert started == [("summarize", acme)]
+    assert response.status_code == 200 and b"summarize job queued" in response.content
+    assert b'hx-trigger="every 2s"' in response.content, "a queued job keeps the page polling"
+    assert ada_client.post("/admin/jobs/run/", {"kind": "rm -rf"}).status_code == 302
+    assert len(started) == 1
+
+
+def test_run_now_buttons_are_disabled_while_memoryapp_jobs_cannot_run_them(ada_client, monkeypatch):
+    monkeypatch.setitem(sys.modules, "memoryapp.jobs", types.ModuleType("memoryapp.jobs"))
+    html = ada_client.get("/admin/jobs/").content.decode()
+    assert "not available in this version yet" in html and html.count("disabled>Run now") == 4
+    response = ada_client.post("/admin/jobs/run/", {"kind": "decay"})
+    assert response.status_code == 302 and not Job.objects.exists()

@@ -1,0 +1,151 @@
+"""Each page renders for its owner with what a user needs to see, and fragments for htmx."""
+
+import re
+
+import pytest
+from django.test import Client
+
+from memoryapp.models import Memory, Project
+from memoryapp.selectors.scoping import Principal
+from memoryapp.selectors.search import SearchParams, search_memories
+from memoryapp.services.access import access_record
+from tests.factories import PASSWORD, make_agent, make_memory
+from tests.web.conftest import htmx, remember
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_visitors_are_sent_to_the_login_page():
+    response = Client().get("/")
+    assert response.status_code == 302 and response.url == "/login/?next=/"
+
+
+def test_login_page_logs_in_and_logout_logs_out(alice):
+    client = Client()
+    page = client.get("/login/")
+    assert page.status_code == 200 and b"Log in" in page.content
+    logged_in = client.post("/login/", {"username": alice.username, "password": PASSWORD})
+    assert logged_in.status_code == 302 and logged_in.url == "/"
+    assert client.get("/").status_code == 200
+    logged_out = client.post("/logout/")
+    assert logged_out.status_code == 302 and logged_out.url == "/login/"
+    assert client.get("/").status_code == 302
+
+
+def test_wrong_password_shows_an_error(alice):
+    response = Client().post("/login/", {"username": alice.username, "password": "nope"})
+    assert response.status_code == 200 and b"form-error" in response.content
+
+
+def test_my_memories_lists_text_dates_provenance_status_and_sources(alice_client, alice):
+    remember(alice, "I live in Porto.", when="2025-03-10")
+    remember(alice, "I moved to Lisbon.", when="2025-06-02")
+    page = alice_client.get("/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Alice lives in Lisbon." in html and "2 Jun 2025" in html
+    assert "User Stated" in html and "Active" in html
+    assert "Alice lives in Porto." not in html, "the first visit shows what is believed now"
+    history = alice_client.get("/", {"status": "superseded"}).content.decode()
+    assert "Alice lives in Porto." in history and "10 Mar 2025" in history and "2 Jun 2025" in history
+
+
+def test_search_shows_what_the_real_retrieval_returns_in_its_order(alice_client, alice):
+    remember(alice, "I live in Porto.", "I'm vegetarian.", "I have a cat named Miso.", "I work as a nurse.")
+    question = "what pets does alice have"
+    html = alice_client.get("/", {"q": question}).content.decode()
+    assert "from the same retrieval agents use" in html
+    expected = search_memories(Principal.for_user(alice), user=alice, params=SearchParams(query=question, k=30))
+    shown = re.findall(r'class="memory-link" href="/memories/([0-9a-f-]+)/"', html)
+    assert shown == [str(hit.item.pk) for hit in expected.hits] and shown
+    assert "Alice has a cat named Miso." in html
+
+
+def test_filters_by_kind_agent_and_the_time_a_fact_was_true(alice_client, alice, acme):
+    agent, _ = make_agent(acme, "planner")
+    make_memory(alice, "Alice plans a trip to Japan.", agent=agent)
+    remember(alice, "I live in Porto.", when="2025-03-10")
+    remember(alice, "I moved to Lisbon.", when="2025-06-02")
+    by_agent = alice_client.get("/", {"agent": agent.pk}).content.decode()
+    assert "Alice plans a trip to Japan." in by_agent and "Lisbon" not in by_agent
+    in_april = alice_client.get("/", {"status": "", "true_from": "2025-04-01", "true_until": "2025-04-30"})
+    assert "Alice lives in Porto." in in_april.content.decode()
+    assert "Alice lives in Lisbon." not in in_april.content.decode()
+    summaries = alice_client.get("/", {"kind": "summary"}).content.decode()
+    assert "No memories match these filters" in summaries
+
+
+def test_empty_states(alice_client, alice):
+    assert "Nothing is remembered about you yet" in alice_client.get("/").content.decode()
+    make_memory(alice, "Alice likes jazz.")
+    abstained = alice_client.get("/", {"q": "quarterly tax filing deadline"}).content.decode()
+    assert "Nothing relevant" in abstained
+
+
+def test_the_list_is_paginated(alice_client, alice):
+    for number in range(25):
+        make_memory(alice, f"Alice collects stamp series number {number}.", embedding=[0.01] * 384)
+    first = alice_client.get("/").content.decode()
+    assert "Page 1 of 2" in first
+    second = alice_client.get("/", {"page": 2}).content.decode()
+    assert "Page 2 of 2" in second
+
+
+def test_memory_page_shows_provenance_versions_and_agent_reads(alice_client, alice, acme):
+    remember(alice, "I'm vegetarian.", when="2025-03-10")
+    (fish,) = remember(alice, "I eat fish now.", when="2025-07-15")
+    reader, _ = make_agent(acme, "kitchen-helper")
+    access_record(Principal.for_agent(reader), items=[fish], query="what does alice eat", endpoint="search",
+                  user_id=alice.id)
+    html = alice_client.get(f"/memories/{fish.pk}/").content.decode()
+    assert "I eat fish now." in html, "the source episode excerpt"
+    assert "Alice is vegetarian." in html and "SUPERSEDE" in html and "ADD" in html, "the version history"
+    assert "10 Mar 2025" in html and "15 Jul 2025" in html
+    assert "kitchen-helper" in html and "what does alice eat" in html, "which agents read it"
+
+
+def test_memory_page_lists_summaries_built_from_it(alice_client, alice):
+    from memoryapp.services.actors import ActorRef
+    from memoryapp.services.reflect import summaries_rebuild
+
+    (porto,) = remember(alice, "I live in Porto.")
+    summaries_rebuild(user=alice, actor=ActorRef.for_job("summarize"))
+    profile = Memory.objects.get(user=alice, kind=Memory.Kind.SUMMARY, attribute="profile")
+    html = alice_client.get(f"/memories/{porto.pk}/").content.decode()
+    assert f"/memories/{profile.pk}/" in html and "Built from it" in html
+    summary_page = alice_client.get(f"/memories/{profile.pk}/").content.decode()
+    assert "Built from memories" in summary_page and f"/memories/{porto.pk}/" in summary_page
+
+
+def test_project_memories_show_for_members_only(alice_client, bob_client, alice, acme):
+    project = Project.objects.create(organization=acme, name="Apollo")
+    project.members.add(alice)
+    Memory.objects.create(organization=acme, project=project, scope=Memory.Scope.PROJECT,
+                          text="The Apollo launch is on Friday.", embedding=[0.02] * 384)
+    assert "The Apollo launch is on Friday." in alice_client.get("/").content.decode()
+    assert "The Apollo launch is on Friday." not in bob_client.get("/").content.decode()
+
+
+def test_htmx_requests_get_fragments(alice_client, alice_memory):
+    for url in ("/", "/?q=where+does+alice+live", f"/memories/{alice_memory.pk}/",
+                f"/memories/{alice_memory.pk}/correct/", f"/memories/{alice_memory.pk}/delete/"):
+        response = alice_client.get(url, **htmx())
+        assert response.status_code == 200, url
+        assert b"<html" not in response.content and b"<body" not in response.content, url
+    assert b"<html" in alice_client.get("/").content
+
+
+def test_text_is_always_escaped(alice_client, alice):
+    memory = make_memory(alice, "Alice wrote <script>alert('x')</script> in her bio.")
+    for url in ("/", f"/memories/{memory.pk}/"):
+        html = alice_client.get(url).content.decode()
+        assert "<script>alert" not in html and "&lt;script&gt;alert" in html, url
+
+
+def test_pages_load_nothing_from_outside():
+    from pathlib import Path
+
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    for template in templates.rglob("*.html"):
+        text = template.read_text()
+        assert "http://" not in text and "https://" not in text and "//cdn" not in text, template
