@@ -1,0 +1,113 @@
+"""Evaluation runs end to end: the changing-facts benchmark, LoCoMo recall with the ladder, the
+live store metrics, write accuracy, and the `evaluate` command."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from memoryapp.evaluation import changing_facts
+from memoryapp.evaluation.fixtures import rules_write_accuracy
+from memoryapp.evaluation.metrics import contradiction_rate, duplicate_rate, staleness, write_accuracy
+from memoryapp.evaluation.runs import LADDER, locomo_run
+from memoryapp.models import Job, Organization
+from tests.evaluation.test_locomo import sample
+from tests.factories import make_memory
+
+
+def test_generated_conversations_follow_the_recipe():
+    for seed in range(5):
+        conversation = changing_facts.generate(seed)
+        assert len(conversation.turns) == 50 and len(conversation.facts) == 8
+        changed = [f for f in conversation.facts if f.changed]
+        assert len(changed) == 3 and all(f.turn_change > f.turn_first and f.current != f.first for f in changed)
+        assert conversation.asked_at > conversation.times[-1]
+    assert changing_facts.generate(3).turns == changing_facts.generate(3).turns, "a seed is reproducible"
+
+
+def test_outcomes_tell_current_outdated_both_and_neither():
+    fact = next(f for f in changing_facts.generate(0).facts if f.changed)
+    assert changing_facts.outcome(f"x {fact.current} y", fact) == "current_only"
+    assert changing_facts.outcome(f"{fact.first} then {fact.current}", fact) == "both"
+    assert changing_facts.outcome(f"{fact.first}", fact) == "outdated_only"
+    assert changing_facts.outcome("small talk", fact) == "neither"
+
+
+@pytest.mark.django_db
+def test_the_full_system_reaches_the_current_version_where_raw_turns_do_not():
+    result = changing_facts.run(seeds=1, ks=(1,))
+    rows = {row["policy"]: row for row in result["rows"]}
+    assert rows["last k turns"]["current_only"] <= 0.25
+    assert rows[changing_facts.FULL_SYSTEM]["current_only"] >= 0.875
+    assert rows[changing_facts.FULL_SYSTEM]["changed_facts"]["outdated_only"] == 0
+    assert staleness(result["rows"]) == 0
+    assert not Organization.objects.filter(name__startswith="eval-changing-facts").exists(), "cleaned up"
+
+
+@pytest.mark.django_db
+def test_locomo_run_measures_recall_and_the_ladder(acme):
+    result = locomo_run(organization=acme, path_or_data=[sample()], ks=(1, 5), budget_tokens=60)
+    assert result["questions"] >= 1 and set(result["recall"]) >= {"all"}
+    ladder = result["ladder"]
+    assert list(ladder) == list(LADDER)
+    assert ladder["no memory"] == 0 and ladder["oracle memories"] == 1.0
+    assert 0 <= ladder["retrieved memories"] <= ladder["oracle memories"]
+    gaps = {gap["name"]: gap["value"] for gap in result["gaps"]}
+    assert gaps["delivered lift"] == pytest.approx(ladder["retrieved memories"])
+    assert gaps["retrieval headroom"] == pytest.approx(1.0 - ladder["retrieved memories"])
+
+
+@pytest.mark.django_db
+def test_contradictions_are_counted_per_slot(alice):
+    make_memory(alice, "Alice lives in Porto.", subject="alice", attribute="city", value="Porto", cardinality="single")
+    assert contradiction_rate()["contradiction_rate"] == 0
+    from memoryapp.models import Project
+
+    project = Project.objects.create(organization=alice.organization, name="move")
+    make_memory(alice, "Alice lives in Lisbon.", subject="alice", attribute="city", value="Lisbon",
+                cardinality="single", project=project)
+    measured = contradiction_rate()
+    assert measured["slots"] == 1 and measured["contradicting_slots"] == 1 and measured["contradiction_rate"] == 1.0
+
+
+@pytest.mark.django_db
+def test_unstructured_contradictions_are_sampled(alice):
+    make_memory(alice, "Alice likes working late at night.")
+    make_memory(alice, "Alice no longer likes working late at night.")
+    assert contradiction_rate()["unstructured_contradictions"] == 1
+
+
+@pytest.mark.django_db
+def test_duplicate_rate_finds_unmerged_restatements(alice):
+    make_memory(alice, "Alice drinks her coffee black.")
+    make_memory(alice, "Alice drinks her coffee black.")  # written twice, not yet consolidated
+    make_memory(alice, "Alice plays the cello.")
+    assert duplicate_rate()["duplicate_rate"] == pytest.approx(2 / 3, abs=0.01)
+
+
+def test_write_accuracy_counts_missed_and_spurious_separately():
+    measured = write_accuracy([{("city", "porto")}, set(), {("job", "nurse")}],
+                              [{("city", "porto")}, {("likes", "lol")}, set()])
+    assert measured["missed"] == 1 and measured["spurious"] == 1
+    assert measured["missed_rate"] == 0.5 and measured["spurious_rate"] == 0.5
+    rules = rules_write_accuracy()
+    assert rules["messages"] >= 15 and rules["missed_rate"] < 0.5 and rules["spurious_rate"] < 0.2
+
+
+@pytest.mark.django_db
+def test_evaluate_command_prints_the_tables_and_a_summary_line(tmp_path, acme):
+    out = io.StringIO()
+    call_command("evaluate", "changing-facts", "--seeds", "1", "--k", "1", stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    assert lines[-1].startswith("full_system_current_only@k=1=") and "last k turns" in out.getvalue()
+    assert Job.objects.get(kind="evaluate_changing_facts").status == "succeeded"
+
+    path = tmp_path / "mini.json"
+    path.write_text(json.dumps([sample()]))
+    out = io.StringIO()
+    call_command("evaluate", "locomo", str(path), "--k", "1,5", "--org", "Acme", stdout=out)
+    assert out.getvalue().strip().splitlines()[-1].startswith("recall@5=")
+    assert "ablation ladder" in out.getvalue() and "retrieval headroom" in out.getvalue()
+    job = Job.objects.get(kind="evaluate_locomo")
+    assert job.params["ks"] == [1, 5] and job.result["recall"]["all"]["questions"] >= 1
