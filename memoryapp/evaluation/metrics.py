@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -98,7 +97,8 @@ def contradiction_rate(*, organization=None) -> dict:
     slot_count = len(slots)
     contradicting = sum(1 for slot in slots if slot["values"] > 1)
 
-    unstructured = list(believed.filter(attribute="").order_by("?").values_list("user_id", "text", "embedding")[:SAMPLE])
+    sample = believed.filter(attribute="").order_by("?").values_list("user_id", "text", "embedding")[:SAMPLE]
+    unstructured = list(sample)
     pairs = negated = 0
     by_user: dict = {}
     for user_id, text, vector in unstructured:
