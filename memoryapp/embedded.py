@@ -12,6 +12,7 @@ import atexit
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -88,23 +89,32 @@ def _release() -> None:
 
 def stop(data_dir: Path) -> None:
     """Stop both embedded servers (whoever started them)."""
-    from pgserver._commands import pg_ctl
+    _stop_process(_postmaster_pid(data_dir / "postgres"), signal.SIGINT)  # SIGINT: PostgreSQL's fast shutdown
+    _stop_process(_redis_pid(data_dir / "redis"), signal.SIGTERM)
 
-    pgdata = data_dir / "postgres"
-    if (pgdata / "postmaster.pid").exists():
-        try:
-            # The embedded server runs as the 'pgserver' system user when we are root.
-            pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user="pgserver" if os.geteuid() == 0 else None)
-        except subprocess.CalledProcessError:
-            pass  # already stopped
-    pid = _redis_pid(data_dir / "redis")
-    if pid:
+
+def _stop_process(pid: int | None, sig: int) -> None:
+    """Signal the server directly (as pg_ctl would): it works whoever owns the data folder."""
+    if not pid:
+        return
+    try:
         proc = psutil.Process(pid)
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except psutil.TimeoutExpired:
-            proc.kill()
+        proc.send_signal(sig)
+        proc.wait(60)
+    except psutil.TimeoutExpired:
+        proc.kill()
+    except psutil.NoSuchProcess:
+        pass
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    if psutil.pid_exists(pid) and psutil.Process(pid).name() == "postgres":
+        return pid
+    return None
 
 
 def _start_postgres(pgdata: Path) -> str:

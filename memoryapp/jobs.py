@@ -60,6 +60,8 @@ def _evaluate_locomo(organization, actor, progress, path: str = "", ks=(1, 5, 10
     """`path` is a LoCoMo-format JSON file (the dashboard stores an upload under the data folder)."""
     from memoryapp.evaluation.runs import locomo_run
 
+    if not path:
+        raise ValueError("an evaluate_locomo job needs the path of a LoCoMo-format file")
     return locomo_run(organization=organization, path_or_data=path, ks=tuple(ks), budget_tokens=budget_tokens,
                       progress=progress)
 

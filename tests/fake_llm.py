@@ -63,7 +63,7 @@ def endpoint():
         "MEMORY_LLM_BASE_URL": f"http://127.0.0.1:{server.server_port}/v1",
         "MEMORY_LLM_MODEL": "test-model",
         "MEMORY_LLM_API_KEY": "test-key",
-        "MEMORY_LLM_TIMEOUT": 2.0,
+        "MEMORY_LLM_TIMEOUT": 15.0,
     }
     with override_settings(**settings):
         yield fake

@@ -3,6 +3,7 @@ no process behind on SIGTERM or SIGINT."""
 
 import json
 import os
+import shutil
 import re
 import signal
 import socket
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import psutil
@@ -50,7 +52,8 @@ def processes_using(data_dir: Path) -> list[psutil.Process]:
 def start_stack(data_dir: Path, port: int) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}}
     env.update(MEMORYAPP_DATA_DIR=str(data_dir), PORT=str(port), DEMO_PASSWORD="demo-pass-123")
-    log = data_dir.parent / f"run-{time.monotonic_ns()}.log"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir / f"run-{time.monotonic_ns()}.log"
     stack = subprocess.Popen(
         [sys.executable, "manage.py", "runstack"], cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
     )
@@ -87,8 +90,16 @@ def restart_postgres(data_dir: Path) -> None:
     pg_ctl(["-m", "fast", "-w", "restart"], pgdata=data_dir / "postgres", user="pgserver" if os.geteuid() == 0 else None)
 
 
-def test_make_run_serves_reuses_its_data_and_stops_cleanly(tmp_path):
-    data_dir = tmp_path / "data"
+@pytest.fixture
+def data_dir():
+    """Under var/, not pytest's temp root: that one is 0700 to root, and the embedded PostgreSQL
+    runs as its own system user."""
+    path = ROOT / "var" / f"test-make-run-{uuid.uuid4().hex[:8]}"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_make_run_serves_reuses_its_data_and_stops_cleanly(data_dir):
     port = free_port()
 
     stack, log = start_stack(data_dir, port)

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memoryapp.web import admin_views, views
+from memoryapp.web import admin_views, evaluation_views, views
 
 app_name = "web"
 
@@ -28,4 +28,9 @@ urlpatterns = [
     path("admin/events/", admin_views.events, name="admin-events"),
     path("admin/jobs/", admin_views.jobs, name="admin-jobs"),
     path("admin/jobs/run/", admin_views.job_run, name="admin-job-run"),
+    path("evaluation/", evaluation_views.evaluation, name="evaluation"),
+    path("evaluation/measure/", evaluation_views.evaluation_measure, name="evaluation-measure"),
+    path("evaluation/changing-facts/", evaluation_views.evaluation_changing_facts,
+         name="evaluation-changing-facts"),
+    path("evaluation/locomo/", evaluation_views.evaluation_locomo, name="evaluation-locomo"),
 ]

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memoryapp.jobs import JOBS, job_execute
+from memoryapp.jobs import MAINTENANCE, job_execute
 from memoryapp.models import Organization
 from memoryapp.services.jobs import job_create
 
@@ -11,7 +11,8 @@ class Command(BaseCommand):
     help = "Run a background job now, in this process, and print what it did."
 
     def add_arguments(self, parser):
-        parser.add_argument("kind", choices=sorted(JOBS))
+        # Evaluations take parameters: `python manage.py evaluate` runs those.
+        parser.add_argument("kind", choices=[*MAINTENANCE, "metrics"])
         parser.add_argument("--org", help="only this organization (default: all)")
 
     def handle(self, *args, kind, org, **options):
