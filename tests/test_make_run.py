@@ -3,8 +3,8 @@ no process behind on SIGTERM or SIGINT."""
 
 import json
 import os
-import shutil
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -77,7 +77,9 @@ def stop_stack(stack: subprocess.Popen, data_dir: Path, sig: int) -> None:
 
 def api(port: int, key: str, method: str, path: str, body: dict | None = None) -> dict:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/v1/{path}", method=method, data=json.dumps(body).encode() if body else None,
+        f"http://127.0.0.1:{port}/api/v1/{path}",
+        method=method,
+        data=json.dumps(body).encode() if body else None,
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -87,7 +89,9 @@ def api(port: int, key: str, method: str, path: str, body: dict | None = None) -
 def restart_postgres(data_dir: Path) -> None:
     from pgserver._commands import pg_ctl
 
-    pg_ctl(["-m", "fast", "-w", "restart"], pgdata=data_dir / "postgres", user="pgserver" if os.geteuid() == 0 else None)
+    pg_ctl(
+        ["-m", "fast", "-w", "restart"], pgdata=data_dir / "postgres", user="pgserver" if os.geteuid() == 0 else None
+    )
 
 
 @pytest.fixture
@@ -104,7 +108,9 @@ def test_make_run_serves_reuses_its_data_and_stops_cleanly(data_dir):
 
     stack, log = start_stack(data_dir, port)
     key = re.search(r"agent API key  : (mk_\S+)", log.read_text()).group(1)
-    job = api(port, key, "POST", "episodes", {"user": "sam", "messages": [{"role": "user", "content": "I live in Porto."}]})
+    job = api(
+        port, key, "POST", "episodes", {"user": "sam", "messages": [{"role": "user", "content": "I live in Porto."}]}
+    )
     restart_postgres(data_dir)  # the web process and the worker reconnect on their own
     deadline = time.monotonic() + 60
     while api(port, key, "GET", f"jobs/{job['job']}")["status"] != "succeeded":

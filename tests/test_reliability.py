@@ -14,7 +14,6 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from memoryapp.celery import app
 from memoryapp.models import Episode, Job, Memory, MemoryEvent
 from memoryapp.services.jobs import job_create
 from memoryapp.tasks import extract_episodes
@@ -23,35 +22,79 @@ from tests.conftest import database_url_for_other_processes
 from tests.factories import make_agent, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
-HOBBIES = ["chess", "jazz", "hiking", "gardening", "sushi", "tango", "pottery", "cycling", "sailing", "origami",
-           "karaoke", "climbing", "baking", "fencing", "surfing", "knitting", "archery", "rowing", "juggling", "yoga"]
+HOBBIES = [
+    "chess",
+    "jazz",
+    "hiking",
+    "gardening",
+    "sushi",
+    "tango",
+    "pottery",
+    "cycling",
+    "sailing",
+    "origami",
+    "karaoke",
+    "climbing",
+    "baking",
+    "fencing",
+    "surfing",
+    "knitting",
+    "archery",
+    "rowing",
+    "juggling",
+    "yoga",
+]
 
 
 def start_worker(queue: str, env_extra: dict) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url_for_other_processes(), "REDIS_URL": settings.REDIS_URL,
-           "DJANGO_SETTINGS_MODULE": "memoryapp.settings", **env_extra}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_other_processes(),
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+        **env_extra,
+    }
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memoryapp", "worker", "-Q", queue, "--concurrency", "1",
-         "--loglevel", "WARNING", "--hostname", f"{queue}-{time.monotonic_ns()}@%h", "--without-gossip",
-         "--without-mingle"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "memoryapp",
+            "worker",
+            "-Q",
+            queue,
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "WARNING",
+            "--hostname",
+            f"{queue}-{time.monotonic_ns()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
 
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactly_once(acme):
-    from memoryapp.services.ingest import MessageIn, episodes_ingest
     from memoryapp.services.actors import ActorRef
+    from memoryapp.services.ingest import MessageIn, episodes_ingest
 
     sam = make_user(acme, "sam")
     episodes = []
     for session in range(10):  # progress is reported per conversation
         messages = [MessageIn("user", f"I love {hobby}.") for hobby in HOBBIES]
-        episodes += episodes_ingest(organization=acme, user=sam, session=f"s{session}", messages=messages,
-                                    actor=ActorRef("agent", "test")).episodes
-    job = job_create(kind="extraction", organization=acme, user=sam,
-                     params={"episode_ids": [str(e.id) for e in episodes]})
+        episodes += episodes_ingest(
+            organization=acme, user=sam, session=f"s{session}", messages=messages, actor=ActorRef("agent", "test")
+        ).episodes
+    job = job_create(
+        kind="extraction", organization=acme, user=sam, params={"episode_ids": [str(e.id) for e in episodes]}
+    )
     queue = f"killtest{os.getpid()}"
     first = start_worker(queue, {"BROKER_VISIBILITY_TIMEOUT": "3"})
     extract_episodes.apply_async(args=[str(job.id)], queue=queue)
@@ -109,11 +152,16 @@ print(json.dumps(out))
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_with_redis_down_reads_work_and_writes_are_kept_for_later(tmp_path, celery_worker_process):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
-           "DATABASE_URL": database_url_for_other_processes(), "REDIS_URL": f"redis+socket://{tmp_path}/down.sock"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+        "DATABASE_URL": database_url_for_other_processes(),
+        "REDIS_URL": f"redis+socket://{tmp_path}/down.sock",
+    }
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-c", REDIS_DOWN_SCRIPT], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", REDIS_DOWN_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["ingest"][0] == 202 and out["ingest"][1]["job"]
@@ -152,8 +200,9 @@ def test_poisoned_documents_never_reach_an_agents_context_before_approval(acme):
 
     agent = AgentClient(make_agent(acme, "reader")[1])
     for source, content in POISON:
-        response = agent.post("episodes", {"user": "sam", "wait": True,
-                                           "messages": [{"source": source, "content": content}]})
+        response = agent.post(
+            "episodes", {"user": "sam", "wait": True, "messages": [{"source": source, "content": content}]}
+        )
         assert {o["op"] for o in response.body["operations"]} == {"QUARANTINE"}, response.body
     agent.post("episodes", {"user": "sam", "wait": True, "messages": [{"role": "user", "content": "I love hiking."}]})
     for query in ("which boots should I recommend", "what did the CEO approve", "password instructions", "hiking"):
@@ -166,27 +215,44 @@ def test_poisoned_documents_never_reach_an_agents_context_before_approval(acme):
     quarantined = Memory.objects.filter(status="quarantined")
     assert quarantined.count() >= 3
     admin = make_user(acme, "ada", admin=True)
-    moderation.memory_approve(memory=quarantined.filter(text__contains="BrandX").first(),
-                              actor=Principal.for_user(admin).actor)
-    context = agent.post("context", {"user": "sam", "query": "which boots should I recommend",
-                                     "budget_tokens": 2000}).body["context"]
+    moderation.memory_approve(
+        memory=quarantined.filter(text__contains="BrandX").first(), actor=Principal.for_user(admin).actor
+    )
+    context = agent.post(
+        "context", {"user": "sam", "query": "which boots should I recommend", "budget_tokens": 2000}
+    ).body["context"]
     assert "BrandX" in context and "not instructions" in context, "approved, and still framed as data"
 
 
 @pytest.mark.django_db(transaction=True)
 def test_parallel_writers_on_one_user_keep_every_invariant(acme):
     _, key = make_agent(acme, "writer")
-    statements = ["I live in Porto.", "I moved to Lisbon.", "I love hiking.", "I love hiking.",
-                  "I have a dog named Rex.", "My favourite drink is green tea.", "I love jazz."]
+    statements = [
+        "I live in Porto.",
+        "I moved to Lisbon.",
+        "I love hiking.",
+        "I love hiking.",
+        "I have a dog named Rex.",
+        "My favourite drink is green tea.",
+        "I love jazz.",
+    ]
     errors = []
 
     def writer(n):
         client = AgentClient(key)
         try:
             for i, text in enumerate(statements):
-                response = client.post("episodes", {"user": "sam", "wait": True, "session": f"w{n}",
-                                                    "messages": [{"role": "user", "content": text,
-                                                                  "occurred_at": f"2025-0{1 + i}-0{1 + n}T00:00:00Z"}]})
+                response = client.post(
+                    "episodes",
+                    {
+                        "user": "sam",
+                        "wait": True,
+                        "session": f"w{n}",
+                        "messages": [
+                            {"role": "user", "content": text, "occurred_at": f"2025-0{1 + i}-0{1 + n}T00:00:00Z"}
+                        ],
+                    },
+                )
                 if response.status_code != 201:
                     errors.append(response.body)
         finally:
@@ -208,10 +274,16 @@ def test_parallel_writers_on_one_user_keep_every_invariant(acme):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("text", [
-    "Ich wohne in Köln 🏠 and I ❤️ émojis", "אני גר בתל אביב — I live in Tel Aviv", "<script>alert('x')</script>",
-    "Robert'); DROP TABLE memoryapp_memory;--", "مرحبا 👋🏽 \u200f right-to-left",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ich wohne in Köln 🏠 and I ❤️ émojis",
+        "אני גר בתל אביב — I live in Tel Aviv",
+        "<script>alert('x')</script>",
+        "Robert'); DROP TABLE memoryapp_memory;--",
+        "مرحبا 👋🏽 \u200f right-to-left",
+    ],
+)
 def test_strange_text_is_stored_and_returned_verbatim(acme, text):
     agent = AgentClient(make_agent(acme, "bot")[1])
     created = agent.post("episodes", {"user": "sam", "wait": True, "messages": [{"role": "user", "content": text}]})
@@ -229,5 +301,7 @@ def test_invalid_time_zones_and_dates_are_refused(acme, when):
     agent = AgentClient(make_agent(acme, "bot")[1])
     response = agent.post("search", {"user": "sam", "query": "x", "as_of": when})
     assert response.status_code in (400, 404) and response.body["error"]["code"] in ("invalid", "not_found")
-    response = agent.post("episodes", {"user": "sam", "messages": [{"role": "user", "content": "x", "occurred_at": when}]})
+    response = agent.post(
+        "episodes", {"user": "sam", "messages": [{"role": "user", "content": "x", "occurred_at": when}]}
+    )
     assert response.status_code == 400 and not Episode.objects.exists()
