@@ -46,3 +46,21 @@ def test_migrations_run_before_the_app_starts():
 
 def test_ci_runs_make_test():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_a_user_an_agent_created_can_be_invited_later(db, client):
+    import io
+
+    from django.core.management import call_command
+
+    from memoryapp.services.tenancy import organization_get_or_create, user_get_or_create_for_agent
+
+    organization = organization_get_or_create(name="Acme")
+    user = user_get_or_create_for_agent(organization=organization, external_id="alex")
+    assert not user.has_usable_password()
+    out = io.StringIO()
+    call_command("invite_user", "--org", "Acme", "--user", "alex", "--username", "alex", stdout=out)
+    password = out.getvalue().split("password ")[1].split(" ")[0]
+    response = client.post("/login/", {"username": "alex", "password": password})
+    assert response.status_code == 302, "logged in"
+    assert client.get("/").status_code == 200

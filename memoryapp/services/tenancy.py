@@ -126,3 +126,16 @@ def project_for_write(principal, name: str) -> Project | None:
     if agent is not None and not agent.allowed_projects.exists():
         return Project.objects.get_or_create(organization_id=principal.organization_id, name=name)[0]
     return project_visible(principal, name)
+
+
+def user_invite(*, user: User, username: str) -> str:
+    """Let a user an agent created log in: a login name and a fresh password, returned once."""
+    if user.has_usable_password():
+        raise ValueError(f"{user.external_id!r} can already log in as {user.username!r}")
+    if User.objects.filter(username=username).exclude(pk=user.pk).exists():
+        raise ValueError(f"the login name {username!r} is taken")
+    password = generate_password()
+    user.username = username
+    user.set_password(password)
+    user.save(update_fields=["username", "password"])
+    return password

@@ -1,0 +1,24 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from memoryapp.models import Organization, User
+from memoryapp.services.tenancy import user_invite
+
+
+class Command(BaseCommand):
+    help = "Give a user an agent created (no login yet) a login name and a one-time password, printed once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--org", required=True, help="organization name")
+        parser.add_argument("--user", required=True, help="the user's id as agents name them")
+        parser.add_argument("--username", required=True, help="the login name to give them")
+
+    def handle(self, *args, org, user, username, **options):
+        organization = Organization.objects.filter(name=org).first()
+        target = User.objects.filter(organization=organization, external_id=user).first() if organization else None
+        if target is None:
+            raise CommandError(f"no user {user!r} in organization {org!r}")
+        try:
+            password = user_invite(user=target, username=username)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{username} can now log in with the password {password} (shown once; they can change it)")
