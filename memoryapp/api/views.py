@@ -64,6 +64,23 @@ def search_params(data: dict, principal) -> SearchParams:
     )
 
 
+def search_response(view: Api, search, item_name: str, item_json, *, endpoint: str) -> Response:
+    """Search memories or episodes for the request, log the read, answer the contract's shape."""
+    data = view.valid(s.SearchIn, view.request.data)
+    principal = view.principal
+    user = user_visible(principal, data["user"])
+    result = search(principal, user=user, params=search_params(data, principal))
+    access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint=endpoint,
+                  user_id=user.id)
+    brief = ("relevance", "recency", "importance")
+    return Response({
+        "results": [{item_name: item_json(h.item), "score": h.score,
+                     "components": h.components if data["explain"] else {k: h.components[k] for k in brief}}
+                    for h in result.hits],
+        "abstained": result.abstained, "took_ms": result.took_ms,
+    })
+
+
 def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
     """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt."""
     if request.query_params.get("preview") in {"true", "1"}:
@@ -120,21 +137,11 @@ class EpisodesView(Api):
 
 
 class EpisodeSearchView(Api):
-    required_permission = "read"
+    required_permission = "read"  # a POST that only reads
 
     @extend_schema(request=s.SearchIn, responses=dict)
     def post(self, request):
-        data = self.valid(s.SearchIn, request.data)
-        principal = self.principal
-        user = user_visible(principal, data["user"])
-        result = search_episodes(principal, user=user, params=search_params(data, principal))
-        access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint="episodes/search",
-                      user_id=user.id)
-        return Response({
-            "results": [{"episode": s.episode_json(h.item), "score": h.score,
-                         **({"components": h.components} if data["explain"] else {})} for h in result.hits],
-            "abstained": result.abstained, "took_ms": result.took_ms,
-        })
+        return search_response(self, search_episodes, "episode", s.episode_json, endpoint="episodes/search")
 
 
 class EpisodeView(Api):
@@ -275,23 +282,11 @@ class SearchView(Api):
 
     @extend_schema(request=s.SearchIn, responses=dict)
     def post(self, request):
-        data = self.valid(s.SearchIn, request.data)
-        principal = self.principal
-        user = user_visible(principal, data["user"])
-        result = search_memories(principal, user=user, params=search_params(data, principal))
-        access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint="search",
-                      user_id=user.id)
-        return Response({
-            "results": [{"memory": s.memory_json(h.item), "score": h.score,
-                         "components": h.components if data["explain"] else {
-                             k: h.components[k] for k in ("relevance", "recency", "importance")}}
-                        for h in result.hits],
-            "abstained": result.abstained, "took_ms": result.took_ms,
-        })
+        return search_response(self, search_memories, "memory", s.memory_json, endpoint="search")
 
 
 class ContextView(Api):
-    required_permission = "read"
+    required_permission = "read"  # a POST that only reads
 
     @extend_schema(request=s.ContextIn, responses=dict)
     def post(self, request):
