@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -49,6 +50,9 @@ def exception_handler(exc, context):
     if isinstance(exc, GateRefused):
         status_code = 413 if exc.code == "too_large" else 400
         return error_response(status_code, exc.code, str(exc))
+    if isinstance(exc, DataError):
+        # A last line of defence: validation should have refused the value already.
+        return error_response(400, "invalid", "the request holds a value that cannot be stored or compared")
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
     if isinstance(exc, Http404):

@@ -125,11 +125,12 @@ class EpisodesView(Api):
     @extend_schema(parameters=[OpenApiParameter("user", str)], responses=dict)
     def get(self, request):
         principal = self.principal
+        params = self.valid(EpisodeListQuery, request.query_params.dict())
         episodes = scoped_episodes(principal).select_related("user", "project").order_by("-occurred_at")
-        if request.query_params.get("user"):
-            episodes = episodes.filter(user=user_visible(principal, request.query_params["user"]))
-        if request.query_params.get("session"):
-            episodes = episodes.filter(session=request.query_params["session"])
+        if params.get("user"):
+            episodes = episodes.filter(user=user_visible(principal, params["user"]))
+        if params.get("session"):
+            episodes = episodes.filter(session=params["session"])
         paginator = NewestFirst()
         paginator.ordering = "-occurred_at"
         page = paginator.paginate_queryset(episodes, request, view=self)
@@ -206,11 +207,10 @@ class MemoriesView(Api):
     )
     def get(self, request):
         principal = self.principal
-        query = request.query_params
-        params = self.valid(MemoryListQuery, query.dict())
+        params = self.valid(MemoryListQuery, request.query_params.dict())
         user = user_visible(principal, params["user"]) if params.get("user") else None
         memories = scoped_memories(principal, user=user, scopes=[params["scope"]] if params.get("scope") else
-                                   Memory.Scope.values, session=query.get("session", ""))
+                                   Memory.Scope.values, session=params.get("session", ""))
         if params.get("status"):
             memories = memories.filter(status=params["status"])
         else:
@@ -225,8 +225,14 @@ class MemoriesView(Api):
         return paginator.get_paginated_response([s.memory_json(m) for m in page])
 
 
+class EpisodeListQuery(s.serializers.Serializer):
+    user = s.UserField(required=False)
+    session = s.Text(max_length=200, required=False)
+
+
 class MemoryListQuery(s.serializers.Serializer):
     user = s.UserField(required=False)
+    session = s.Text(max_length=200, required=False)
     scope = s.serializers.ChoiceField(choices=Memory.Scope.values, required=False)
     status = s.serializers.ChoiceField(choices=Memory.Status.values, required=False)
     kind = s.serializers.ChoiceField(choices=Memory.Kind.values, required=False)

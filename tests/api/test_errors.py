@@ -70,8 +70,10 @@ def test_oversized_body_is_413_and_nothing_is_stored(acme_agent, settings):
 
 def test_oversized_episode_is_413_and_nothing_is_stored(acme_agent, settings):
     settings.MEMORY_MAX_EPISODE_CHARS = 100
-    body = {"user": "sam", "messages": [{"role": "user", "content": "I live in Porto."},
-                                         {"role": "user", "content": "x" * 101}]}
+    body = {
+        "user": "sam",
+        "messages": [{"role": "user", "content": "I live in Porto."}, {"role": "user", "content": "x" * 101}],
+    }
     assert_error(acme_agent.post("episodes", body), 413, "too_large")
     assert Episode.objects.count() == 0 and Memory.objects.count() == 0
 
@@ -98,3 +100,10 @@ def test_unknown_ids_are_404(acme_agent):
     assert_error(acme_agent.get("memories/00000000-0000-0000-0000-000000000000"), 404, "not_found")
     assert_error(acme_agent.get("jobs/00000000-0000-0000-0000-000000000000"), 404, "not_found")
     assert_error(acme_agent.post("search", {"user": "nobody", "query": "x"}), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "path", ["episodes?user=a%00b", "memories?user=a%00b", "memories?q=%00", "episodes?session=%00"]
+)
+def test_null_bytes_in_query_parameters_are_400(acme_agent, path):
+    assert_error(acme_agent.get(path), 400, "invalid")

@@ -1,5 +1,7 @@
 """The OpenAPI contract: served, readable, and a bounded fuzz run finds no server error."""
 
+import os
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -10,9 +12,17 @@ from tests.factories import make_agent, org
 
 pytestmark = pytest.mark.django_db
 CONTRACT_PATHS = [
-    "/api/v1/episodes", "/api/v1/episodes/search", "/api/v1/episodes/{episode_id}", "/api/v1/memories",
-    "/api/v1/memories/{memory_id}", "/api/v1/memories/{memory_id}/history", "/api/v1/search", "/api/v1/context",
-    "/api/v1/users/{user}/export", "/api/v1/users/{user}/memories", "/api/v1/jobs/{job_id}",
+    "/api/v1/episodes",
+    "/api/v1/episodes/search",
+    "/api/v1/episodes/{episode_id}",
+    "/api/v1/memories",
+    "/api/v1/memories/{memory_id}",
+    "/api/v1/memories/{memory_id}/history",
+    "/api/v1/search",
+    "/api/v1/context",
+    "/api/v1/users/{user}/export",
+    "/api/v1/users/{user}/memories",
+    "/api/v1/jobs/{job_id}",
 ]
 
 
@@ -51,6 +61,6 @@ def fuzz_key(db):
 
 
 @schema.parametrize()
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 15)), deadline=None, suppress_health_check=list(HealthCheck))
 def test_fuzzed_requests_never_cause_a_server_error(case, fuzz_key):
     case.call_and_validate(headers={"Authorization": f"Bearer {fuzz_key}"}, checks=[not_a_server_error])
