@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memoryapp import embeddings
 from memoryapp.models import Episode, Memory, Project, User
 from memoryapp.selectors.ranking import (
+    RRF_K,
     Scored,
     Weights,
     maximal_marginal_relevance,
@@ -28,6 +29,10 @@ from memoryapp.selectors.ranking import (
 from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, scoped_memories, valid_at
 
 MAX_QUERY_TERMS = 32
+# Raw turns: one leg often has the answer at its very top (a rare word matched, or a paraphrase
+# the words miss) while the other is noise there. A small fusion constant keeps each leg's first
+# few ranks ahead of both legs' middling agreement (LoCoMo evidence recall@5: 0.54 at 60, 0.61 at 5).
+EPISODE_RRF_K = 5
 
 
 @dataclass(frozen=True)
@@ -111,28 +116,45 @@ def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tu
 
 
 def lexical_ranking(queryset: QuerySet, query: str, limit: int) -> list[object]:
-    """Full-text ids best first: any of the query's terms may match (stop words drop out)."""
+    """Full-text ids best first. Any of the query's terms may match (stop words drop out); each
+    matched term counts by ts_rank times its rarity (BM25's inverse document frequency), so a word
+    most rows share, such as a speaker's or the user's name, cannot outrank a rare one.
+
+    Rarity is taken among the rows that match some term, not the whole scope: that needs no second
+    pass over a large scope and ranked LoCoMo evidence the same (recall@5 0.601 against 0.602)."""
     terms = re.findall(r"[a-z0-9]+", query.lower())[:MAX_QUERY_TERMS]
     if not terms:
         return []
-    tsquery = SearchQuery(" | ".join(terms), search_type="raw", config="english")
-    return list(
-        queryset.filter(search_vector=tsquery)
-        .annotate(rank=SearchRank(F("search_vector"), tsquery))
-        .order_by("-rank")
-        .values_list("id", flat=True)[:limit]
+    any_term = SearchQuery(" | ".join(terms), search_type="raw", config="english")
+    # The candidates come through the full-text GIN index, as a plain OR query would; MATERIALIZED
+    # so that each step runs once rather than once per candidate.
+    sql, params = (
+        queryset.order_by().filter(search_vector=any_term).values("id", "search_vector").query.sql_with_params()
     )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH matched AS MATERIALIZED ({sql}), "
+            "terms AS (SELECT DISTINCT to_tsquery('english', term) AS tsq FROM unnest(%s::text[]) AS term), "
+            "hits AS MATERIALIZED (SELECT matched.id, terms.tsq, ts_rank(matched.search_vector, terms.tsq) AS tf "
+            "  FROM matched JOIN terms ON numnode(terms.tsq) > 0 AND matched.search_vector @@ terms.tsq), "
+            "df AS MATERIALIZED (SELECT tsq, count(*) AS n FROM hits GROUP BY tsq), "
+            "total AS MATERIALIZED (SELECT count(*) AS n FROM matched) "
+            "SELECT hits.id FROM hits JOIN df USING (tsq) CROSS JOIN total GROUP BY hits.id "
+            "ORDER BY sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * hits.tf) DESC, hits.id LIMIT %s",
+            [*params, terms, limit],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _search(
-    queryset: QuerySet, params: SearchParams, *, last_used, importance, default_weights: Weights
+    queryset: QuerySet, params: SearchParams, *, last_used, importance, default_weights: Weights, rrf_k: int = RRF_K
 ) -> SearchResult:
     started = time.perf_counter()
     vector = embeddings.encode_one(params.query)
     pool = max(params.k * 4, settings.SEARCH_CANDIDATES)
     dense = dense_ranking(queryset, vector, pool)
     lexical = lexical_ranking(queryset, params.query, pool)
-    fused = reciprocal_rank_fusion([pk for pk, _ in dense], lexical)
+    fused = reciprocal_rank_fusion([pk for pk, _ in dense], lexical, k=rrf_k)
     rows = {row.pk: row for row in queryset.filter(pk__in=list(fused))}
     cosine = _cosines(rows, vector)
     min_score = settings.SEARCH_MIN_RELEVANCE if params.min_score is None else params.min_score
@@ -199,7 +221,8 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
 
 
 def search_episodes(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
-    """The raw archive, for questions no extracted fact answers: relevance only by default."""
+    """The raw archive, for questions no extracted fact answers: relevance only by default, and no
+    diversification unless asked (turns are seldom restatements; dropping a near neighbour loses evidence)."""
     episodes = scoped_episodes(principal, user=user)
     if params.session:
         episodes = episodes.filter(session=params.session)
@@ -207,10 +230,13 @@ def search_episodes(principal: Principal, *, user: User | None, params: SearchPa
         episodes = episodes.filter(occurred_at__lte=params.as_of)
     if params.known_at:
         episodes = episodes.filter(received_at__lte=params.known_at)
+    if params.mmr_lambda is None:
+        params = replace(params, mmr_lambda=1.0)
     return _search(
         episodes,
         params,
         last_used=lambda e: e.occurred_at,
         importance=lambda e: 0.0,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),
+        rrf_k=EPISODE_RRF_K,
     )
