@@ -111,3 +111,20 @@ def test_evaluate_command_prints_the_tables_and_a_summary_line(tmp_path, acme):
     assert "ablation ladder" in out.getvalue() and "retrieval headroom" in out.getvalue()
     job = Job.objects.get(kind="evaluate_locomo")
     assert job.params["ks"] == [1, 5] and job.result["recall"]["all"]["questions"] >= 1
+
+
+@pytest.mark.django_db
+def test_with_an_llm_reader_the_ladder_scores_answer_accuracy(acme, endpoint):
+    from memoryapp.evaluation.locomo import locomo_parse
+
+    questions = [q for q in locomo_parse([sample()])[0].questions if q.category in (1, 2, 3, 4)]
+    for question in questions:
+        for condition in LADDER:
+            # The fake reader answers right only when it was given context.
+            answer = "unknown" if condition == "no memory" else question.answer
+            endpoint.answer_content(json.dumps({"answer": answer}))
+    result = locomo_run(organization=acme, path_or_data=[sample()], ks=(1, 5), budget_tokens=400)
+    assert result["ladder_score"] == "answer accuracy (LLM reader)"
+    assert result["ladder"]["no memory"] == 0.0 and result["ladder"]["oracle memories"] == 1.0
+    sent = endpoint.requests[1]["json"]["messages"][-1]["content"]
+    assert "Question:" in sent and "Excerpts:" in sent
