@@ -103,6 +103,9 @@ class Memory(models.Model):
         ordering = ["recorded_at"]
         indexes = [
             models.Index(fields=["organization", "user", "status"], name="memory_owner_status"),
+            # The project and org branches of selectors.scoping.scoped_memories: without it every
+            # search with the default scopes read the whole organization.
+            models.Index(fields=["organization", "scope", "status"], name="memory_org_scope_status"),
             models.Index(fields=["organization", "user", "subject", "attribute"], name="memory_slot"),
             GinIndex(fields=["search_vector"], name="memory_fulltext"),  # selectors.search full-text leg
             # Approximate leg of selectors.search, used only above the exact-search size threshold.

@@ -71,7 +71,8 @@ def _vector_literal(vector: np.ndarray) -> str:
 def _dense_exact(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
     """Exact cosine inside the scope: the scoped rows are materialized first, so the planner
     cannot push the filter into an HNSW scan that would return fewer than `limit` rows."""
-    sql, params = queryset.values("id", "embedding").query.sql_with_params()
+    # No ordering: the model's default (recorded_at) would sort the whole scope for nothing.
+    sql, params = queryset.order_by().values("id", "embedding").query.sql_with_params()
     literal = _vector_literal(vector)
     with connection.cursor() as cursor:
         cursor.execute(
