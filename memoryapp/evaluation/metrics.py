@@ -1,4 +1,7 @@
-"""Evaluation metrics, pure: no database, no model. Ids are opaque (episode ids, memory ids, turn ids)."""
+"""Evaluation metrics, the one module the command, the jobs and the panels use.
+
+Recall, staleness and write accuracy are pure arithmetic over ids (episode, memory or turn ids);
+contradiction and duplicate rates read the live store (imports inside them)."""
 
 from __future__ import annotations
 
