@@ -284,30 +284,31 @@ def scale_store(total: int, seed: int, maintenance_work_mem: str) -> Organizatio
 
 
 class PathProbe:
-    """Which dense path each search took (wraps the private helpers of selectors.search):
-    "exact", "hnsw", or "hnsw short -> exact" when HNSW brought back fewer than asked."""
+    """Which dense path each search took (wraps private helpers of selectors.search): "scan" (one exact
+    pass over the scope), "hnsw" for scopes the planner expects above SEARCH_EXACT_MAX_ROWS, or
+    "hnsw short -> scan" when HNSW brought back fewer rows than asked."""
 
     def __init__(self):
         self.calls: list[str] = []
         self.hnsw_rows: list[int] = []  # rows each HNSW scan brought back
-        self._exact, self._approximate = search._dense_exact, search._dense_approximate
+        self._scan, self._approximate = search._scan, search._dense_approximate
 
     def __enter__(self):
-        def exact(queryset, vector, limit):
-            self.calls.append("exact")
-            return self._exact(queryset, vector, limit)
+        def scan(queryset, vector, terms, limit):
+            self.calls.append("scan")
+            return self._scan(queryset, vector, terms, limit)
 
-        def approximate(queryset, vector, limit):
-            rows = self._approximate(queryset, vector, limit)
+        def approximate(queryset, vector, limit, *, share):
+            rows = self._approximate(queryset, vector, limit, share=share)
             self.calls.append("hnsw" if len(rows) >= limit else "hnsw short")
             self.hnsw_rows.append(len(rows))
             return rows
 
-        search._dense_exact, search._dense_approximate = exact, approximate
+        search._scan, search._dense_approximate = scan, approximate
         return self
 
     def __exit__(self, *exc):
-        search._dense_exact, search._dense_approximate = self._exact, self._approximate
+        search._scan, search._dense_approximate = self._scan, self._approximate
 
     def take(self) -> str:
         path, self.calls = " -> ".join(self.calls), []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -9,9 +11,9 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery
+from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import BinaryField, Case, F, Func, QuerySet, Value, When
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -33,6 +35,7 @@ MAX_QUERY_TERMS = 32
 # the words miss) while the other is noise there. A small fusion constant keeps each leg's first
 # few ranks ahead of both legs' middling agreement (LoCoMo evidence recall@5: 0.54 at 60, 0.61 at 5).
 EPISODE_RRF_K = 5
+HNSW_MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 
 
 @dataclass(frozen=True)
@@ -64,26 +67,93 @@ class SearchResult:
     took_ms: float
 
 
-def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+@dataclass
+class Legs:
+    """The two candidate rankings of a scope, best first: (id, cosine) by meaning, ids by words."""
+
+    dense: list[tuple[object, float]]
+    lexical: list[object]
 
 
-def _dense_exact(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
-    """Exact cosine inside the scope: the scoped rows are materialized first, so the planner
-    cannot push the filter into an HNSW scan that would return fewer than `limit` rows."""
-    # No ordering: the model's default (recorded_at) would sort the whole scope for nothing.
-    sql, params = queryset.order_by().values("id", "embedding").query.sql_with_params()
-    literal = _vector_literal(vector)
+def query_terms(query: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", query.lower())[:MAX_QUERY_TERMS]
+
+
+def _any_term(terms: list[str]) -> SearchQuery:
+    """Any of the terms may match; stop words drop out (to_tsquery makes them empty)."""
+    return SearchQuery(" | ".join(terms), search_type="raw", config="english")
+
+
+# The full-text ranking over a CTE `matched (id, search_vector)` of the rows that match some term:
+# each matched term counts by ts_rank times its rarity (BM25's inverse document frequency), so a
+# word most rows share, such as a speaker's or the user's name, cannot outrank a rare one. Rarity
+# is taken among the matched rows, not the whole scope: that needs no second pass over a large
+# scope and ranked LoCoMo evidence the same (recall@5 0.601 against 0.602).
+# Parameters: the terms (text[]), then the limit.
+_LEXICAL_CTES = (
+    "terms AS (SELECT DISTINCT to_tsquery('english', term) AS tsq FROM unnest(%s::text[]) AS term), "
+    "hits AS MATERIALIZED (SELECT matched.id, terms.tsq, ts_rank(matched.search_vector, terms.tsq) AS tf "
+    "  FROM matched JOIN terms ON numnode(terms.tsq) > 0 AND matched.search_vector @@ terms.tsq), "
+    "df AS MATERIALIZED (SELECT tsq, count(*)::float8 AS n FROM hits GROUP BY tsq), "
+    "total AS MATERIALIZED (SELECT count(*)::float8 AS n FROM matched), "
+    "best AS (SELECT hits.id, sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * hits.tf) AS weight "
+    "  FROM hits JOIN df USING (tsq) CROSS JOIN total GROUP BY hits.id ORDER BY weight DESC, hits.id LIMIT %s), "
+    "lexical AS (SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS position FROM best)"
+)
+
+
+def _scan(queryset: QuerySet, vector: np.ndarray, terms: list[str], limit: int) -> Legs:
+    """Both legs exactly, in one pass over the scope's rows. Exact cosine means k results whenever the
+    scope holds k, whatever the store's size.
+
+    The scoped rows are MATERIALIZED first, carrying only their distance and, where a term matches,
+    their search vector: the planner cannot push the filter into an HNSW scan that would return
+    fewer rows than asked, and no vector is copied out of the table."""
+    matched = (
+        Case(When(search_vector=_any_term(terms), then=F("search_vector")))
+        if terms
+        else Value(None, output_field=SearchVectorField())
+    )
+    sql, params = (
+        queryset.order_by()  # not the model's default ordering: it would sort the whole scope for nothing
+        .annotate(distance=CosineDistance("embedding", vector), matched_vector=matched)
+        .values("id", "distance", "matched_vector")
+        .query.sql_with_params()
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH scoped AS MATERIALIZED ({sql}) "
-            "SELECT id, 1 - (embedding <=> %s::vector) FROM scoped WHERE embedding IS NOT NULL "
-            "ORDER BY embedding <=> %s::vector LIMIT %s",
-            [*params, literal, literal, limit],
+            f"WITH scoped AS MATERIALIZED ({sql}), "
+            "nearest AS (SELECT id, distance FROM scoped WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %s), "
+            "dense AS (SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS position FROM nearest), "
+            "matched AS (SELECT id, matched_vector::tsvector AS search_vector "
+            "  FROM scoped WHERE matched_vector IS NOT NULL), "
+            f"{_LEXICAL_CTES} "
+            "SELECT 'dense', position, id, 1 - distance FROM dense "
+            "UNION ALL SELECT 'lexical', position, id, NULL FROM lexical",
+            [*params, limit, terms, limit],
         )
-        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+        rows = sorted(cursor.fetchall(), key=lambda row: (row[0], row[1]))
+    return Legs(
+        dense=[(pk, float(cosine)) for leg, _, pk, cosine in rows if leg == "dense"],
+        lexical=[pk for leg, _, pk, _ in rows if leg == "lexical"],
+    )
 
 
+def _estimated_rows(queryset: QuerySet) -> float:
+    """The planner's estimate of a queryset's rows: a fraction of a millisecond, where counting a large
+    scope costs as much as searching it. It only picks the path; results never depend on it."""
+    plan = json.loads(queryset.order_by().explain(format="json"))
+    return float(plan[0]["Plan"]["Plan Rows"])
+
+
+def _table_rows(model) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table])
+        row = cursor.fetchone()
+    return max(float(row[0]) if row else 0.0, 1.0)
+
+
+@functools.cache
 def pgvector_version() -> tuple[int, ...]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
@@ -91,11 +161,18 @@ def pgvector_version() -> tuple[int, ...]:
     return tuple(int(part) for part in row[0].split(".")) if row else (0,)
 
 
-def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
-    """HNSW for large scopes; iterative scan (pgvector >= 0.8) keeps filtered scans from coming back short."""
+def _dense_approximate(
+    queryset: QuerySet, vector: np.ndarray, limit: int, *, share: float
+) -> list[tuple[object, float]]:
+    """HNSW for large scopes. The index is walked before the scope filter, so a filtered scan can come
+    back short: pgvector 0.8's iterative scan keeps walking; before it, the search is widened so that
+    the scope's `share` of the table should still hold `limit` rows twice over (ef_search at most 1000)."""
+    iterative = pgvector_version() >= (0, 8)
+    wanted = limit * 4 if iterative else limit * 2 / max(share, 1e-6)
+    ef_search = int(min(HNSW_MAX_EF_SEARCH, max(40, wanted)))
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(1000, max(40, limit * 4)))])
-        if pgvector_version() >= (0, 8):
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+        if iterative:
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
         rows = list(
             queryset.annotate(distance=CosineDistance("embedding", vector))
@@ -105,85 +182,108 @@ def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int) -> li
     return [(pk, 1 - float(distance)) for pk, distance in rows]
 
 
-def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
-    """(id, cosine) best first; never fewer than `limit` when the scope holds that many."""
-    size = queryset.count()
-    if size <= settings.SEARCH_EXACT_MAX_ROWS:
-        return _dense_exact(queryset, vector, limit)
-    rows = _dense_approximate(queryset, vector, limit)
-    if len(rows) < min(limit, size):
-        return _dense_exact(queryset, vector, limit)
-    return rows
-
-
-def lexical_ranking(queryset: QuerySet, query: str, limit: int) -> list[object]:
-    """Full-text ids best first. Any of the query's terms may match (stop words drop out); each
-    matched term counts by ts_rank times its rarity (BM25's inverse document frequency), so a word
-    most rows share, such as a speaker's or the user's name, cannot outrank a rare one.
-
-    Rarity is taken among the rows that match some term, not the whole scope: that needs no second
-    pass over a large scope and ranked LoCoMo evidence the same (recall@5 0.601 against 0.602)."""
-    terms = re.findall(r"[a-z0-9]+", query.lower())[:MAX_QUERY_TERMS]
+def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> list[object]:
+    """The full-text leg of a large scope: the matching rows come through the GIN index."""
     if not terms:
         return []
-    any_term = SearchQuery(" | ".join(terms), search_type="raw", config="english")
-    # The candidates come through the full-text GIN index, as a plain OR query would; MATERIALIZED
-    # so that each step runs once rather than once per candidate.
     sql, params = (
-        queryset.order_by().filter(search_vector=any_term).values("id", "search_vector").query.sql_with_params()
+        queryset.order_by().filter(search_vector=_any_term(terms)).values("id", "search_vector").query.sql_with_params()
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH matched AS MATERIALIZED ({sql}), "
-            "terms AS (SELECT DISTINCT to_tsquery('english', term) AS tsq FROM unnest(%s::text[]) AS term), "
-            "hits AS MATERIALIZED (SELECT matched.id, terms.tsq, ts_rank(matched.search_vector, terms.tsq) AS tf "
-            "  FROM matched JOIN terms ON numnode(terms.tsq) > 0 AND matched.search_vector @@ terms.tsq), "
-            "df AS MATERIALIZED (SELECT tsq, count(*) AS n FROM hits GROUP BY tsq), "
-            "total AS MATERIALIZED (SELECT count(*) AS n FROM matched) "
-            "SELECT hits.id FROM hits JOIN df USING (tsq) CROSS JOIN total GROUP BY hits.id "
-            "ORDER BY sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * hits.tf) DESC, hits.id LIMIT %s",
+            f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position",
             [*params, terms, limit],
         )
         return [row[0] for row in cursor.fetchall()]
 
 
+def candidate_legs(queryset: QuerySet, vector: np.ndarray, terms: list[str], limit: int) -> Legs:
+    """Up to `limit` candidates per leg; the dense leg never has fewer than `limit` when the scope holds
+    that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are scanned once,
+    exactly; larger ones use the HNSW and full-text indexes, with a full scan when HNSW comes back short."""
+    scope_rows = _estimated_rows(queryset)
+    if scope_rows <= settings.SEARCH_EXACT_MAX_ROWS:
+        return _scan(queryset, vector, terms, limit)
+    dense = _dense_approximate(queryset, vector, limit, share=scope_rows / _table_rows(queryset.model))
+    if len(dense) < limit:
+        dense = _scan(queryset, vector, [], limit).dense
+    return Legs(dense=dense, lexical=_lexical_indexed(queryset, terms, limit))
+
+
+def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
+    """(id, cosine) best first; never fewer than `limit` when the scope holds that many."""
+    return candidate_legs(queryset, vector, [], limit).dense
+
+
+def lexical_ranking(queryset: QuerySet, query: str, limit: int) -> list[object]:
+    """Full-text ids best first (see _LEXICAL_CTES)."""
+    return _lexical_indexed(queryset, query_terms(query), limit)
+
+
+def _vector_from_binary(data) -> np.ndarray | None:
+    """pgvector's binary form (int16 dimensions, int16 unused, big-endian float4s), as a unit vector.
+    Parsing the text form of 384 floats per row cost more than the whole database part of a search."""
+    if data is None:
+        return None
+    vector = np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+    return vector / (np.linalg.norm(vector) or 1.0)
+
+
 def _search(
-    queryset: QuerySet, params: SearchParams, *, last_used, importance, default_weights: Weights, rrf_k: int = RRF_K
+    queryset: QuerySet,
+    params: SearchParams,
+    *,
+    last_used: str,
+    importance: str | None,
+    default_weights: Weights,
+    rrf_k: int = RRF_K,
 ) -> SearchResult:
+    """`last_used` and `importance` name the columns behind recency and importance (None: no importance)."""
     started = time.perf_counter()
     vector = embeddings.encode_one(params.query)
     pool = max(params.k * 4, settings.SEARCH_CANDIDATES)
-    dense = dense_ranking(queryset, vector, pool)
-    lexical = lexical_ranking(queryset, params.query, pool)
-    fused = reciprocal_rank_fusion([pk for pk, _ in dense], lexical, k=rrf_k)
-    rows = {row.pk: row for row in queryset.filter(pk__in=list(fused))}
-    cosine = _cosines(rows, vector)
+    legs = candidate_legs(queryset, vector, query_terms(params.query), pool)
+    fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k)
+    # Every fused id came out of `queryset`, so the rows are fetched by primary key alone: repeating
+    # the scope's filter here made the planner intersect it with the key lookup (2 ms for nothing).
+    # Only what scoring needs is read for all candidates; whole rows only for the hits.
+    model = queryset.model
+    columns = model.objects.filter(pk__in=list(fused)).values_list(
+        "pk",
+        last_used,
+        importance or Value(0.0),
+        Func(F("embedding"), function="vector_send", output_field=BinaryField()),
+    )
+    facts = {pk: (used, float(weight), _vector_from_binary(data)) for pk, used, weight, data in columns}
+    # A row not embedded yet (its extraction still queued) has no cosine: its word match is the evidence.
+    cosine = {pk: None if fact[2] is None else float(fact[2] @ vector) for pk, fact in facts.items()}
     min_score = settings.SEARCH_MIN_RELEVANCE if params.min_score is None else params.min_score
-    dense_rank = {pk: rank for rank, (pk, _) in enumerate(dense, start=1)}
-    lexical_rank = {pk: rank for rank, pk in enumerate(lexical, start=1)}
     now = timezone.now()
     candidates = [
         Scored(
             key=pk,
             relevance=fused[pk],
-            recency=recency((now - last_used(rows[pk])).total_seconds() / 3600, settings.SEARCH_RECENCY_DECAY),
-            importance=importance(rows[pk]),
+            recency=recency((now - facts[pk][0]).total_seconds() / 3600, settings.SEARCH_RECENCY_DECAY),
+            importance=facts[pk][1],
         )
-        for pk in rows
-        if cosine[pk] >= min_score
+        for pk in fused  # fused order, so that ties stay deterministic
+        if pk in facts and (cosine[pk] is None or cosine[pk] >= min_score)
     ]
     ranked = score(candidates, params.weights or default_weights)
     mmr_lambda = settings.SEARCH_MMR_LAMBDA if params.mmr_lambda is None else params.mmr_lambda
-    picked = maximal_marginal_relevance(
-        ranked, {pk: _unit(rows[pk].embedding) for pk in rows}, vector, k=params.k, lambda_=mmr_lambda
-    )
+    unembedded = np.zeros_like(vector)  # similar to nothing: never counted as redundant
+    vectors = {pk: unembedded if fact[2] is None else fact[2] for pk, fact in facts.items()}
+    picked = maximal_marginal_relevance(ranked, vectors, vector, k=params.k, lambda_=mmr_lambda)
+    items = model.objects.in_bulk([c.key for c in picked])
+    dense_rank = {pk: rank for rank, (pk, _) in enumerate(legs.dense, start=1)}
+    lexical_rank = {pk: rank for rank, pk in enumerate(legs.lexical, start=1)}
     hits = [
         Hit(
-            item=rows[c.key],
+            item=items[c.key],
             score=round(c.score, 6),
             components={
                 "relevance": round(c.relevance, 6),
-                "cosine": round(cosine[c.key], 6),
+                "cosine": None if cosine[c.key] is None else round(cosine[c.key], 6),
                 "dense_rank": dense_rank.get(c.key),
                 "lexical_rank": lexical_rank.get(c.key),
                 "recency": round(c.recency, 6),
@@ -196,15 +296,6 @@ def _search(
     return SearchResult(hits=hits, abstained=not hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def _unit(vector) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float32)
-    return array / (np.linalg.norm(array) or 1.0)
-
-
-def _cosines(rows: dict, vector: np.ndarray) -> dict:
-    return {pk: float(_unit(row.embedding) @ vector) for pk, row in rows.items()}
-
-
 def memories_for_question(principal: Principal, *, user: User | None, params: SearchParams) -> QuerySet[Memory]:
     scoped = scoped_memories(principal, user=user, scopes=params.scopes, session=params.session, project=params.project)
     return valid_at(scoped, as_of=params.as_of, known_at=params.known_at, include_archived=params.include_archived)
@@ -215,8 +306,8 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         memories_for_question(principal, user=user, params=params),
         params,
-        last_used=lambda m: m.last_accessed_at,
-        importance=lambda m: float(m.importance),
+        last_used="last_accessed_at",
+        importance="importance",
         default_weights=Weights(*settings.SEARCH_WEIGHTS),
     )
 
@@ -236,8 +327,8 @@ def search_episodes(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         episodes,
         params,
-        last_used=lambda e: e.occurred_at,
-        importance=lambda e: 0.0,
+        last_used="occurred_at",
+        importance=None,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),
         rrf_k=EPISODE_RRF_K,
     )
