@@ -161,7 +161,7 @@ CACHES = {
 # Embeddings: the packaged all-MiniLM-L6-v2 by default, or any local sentence-transformers path.
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 EMBEDDING_DIM = 384
-EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32)
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)  # short texts: 64 ran 8% faster than 32 on 2 cores
 
 # Optional LLM (OpenAI-compatible chat completions); unset means the offline rules engine.
 MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")

@@ -14,7 +14,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memoryapp import embeddings
-from memoryapp.models import Episode, Memory, MemoryEvent, Organization, User
+from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.judge import Decision, judge
@@ -61,7 +61,7 @@ class MemoryDraft:
 
 def event_record(
     *,
-    organization: Organization,
+    organization_id,
     op: str,
     actor: ActorRef,
     reason: str,
@@ -71,7 +71,7 @@ def event_record(
     data: dict | None = None,
 ) -> MemoryEvent:
     return MemoryEvent.objects.create(
-        organization=organization,
+        organization_id=organization_id,
         op=op,
         actor_type=actor.type,
         actor_id=actor.id,
@@ -91,7 +91,11 @@ def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: 
 
 
 def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:
-    memory.sources.add(*episodes, through_defaults={"organization_id": memory.organization_id})
+    """One INSERT; a link that already exists is left as it is (the relation's .add() reads them first)."""
+    MemorySource.objects.bulk_create(
+        [MemorySource(organization_id=memory.organization_id, memory=memory, episode=e) for e in episodes],
+        ignore_conflicts=True,
+    )
 
 
 def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op.ADD, supersedes=None) -> Memory:
@@ -122,7 +126,7 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
     )
     _sources_add(memory, draft.sources)
     event_record(
-        organization=draft.organization,
+        organization_id=draft.organization.id,
         op=op,
         actor=actor,
         reason=reason,
@@ -136,7 +140,7 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
 def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
     _sources_add(memory, sources)
     event_record(
-        organization=memory.organization,
+        organization_id=memory.organization_id,
         op=Op.NOOP,
         actor=actor,
         reason=reason,
@@ -155,7 +159,7 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.save(update_fields=["value", "text", "importance", "embedding"])
     _sources_add(memory, draft.sources)
     event_record(
-        organization=memory.organization,
+        organization_id=memory.organization_id,
         op=Op.UPDATE,
         actor=actor,
         reason=reason,
@@ -201,7 +205,7 @@ def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_sibl
         flagged = list(siblings.values_list("id", flat=True))
         Memory.objects.filter(pk__in=flagged).update(needs_review=True)
     event_record(
-        organization=memory.organization,
+        organization_id=memory.organization_id,
         op=Op.INVALIDATE,
         actor=actor,
         reason=reason,

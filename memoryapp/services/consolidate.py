@@ -219,7 +219,7 @@ def memories_merge(*, members: Sequence[Memory], actor: ActorRef) -> Memory | No
     Memory.objects.filter(pk__in=ids).update(status_reason=reason)
     for member in members:
         event_record(
-            organization=representative.organization,
+            organization_id=representative.organization_id,
             op=Op.MERGE,
             actor=actor,
             reason=reason,
@@ -241,7 +241,7 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
         organization, memory_id, user_id = merged.organization, merged.id, merged.user_id
         merged.delete()
         event_record(
-            organization=organization,
+            organization_id=organization.id,
             op=Op.DELETE,
             actor=actor,
             reason="nothing it was merged from remains",
@@ -265,7 +265,7 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
     sources = Episode.objects.filter(memory_links__memory__in=members).distinct()
     merged.sources.set(sources, through_defaults={"organization_id": merged.organization_id})
     event_record(
-        organization=merged.organization,
+        organization_id=merged.organization_id,
         op=Op.MERGE,
         actor=actor,
         reason=f"recomputed from the {len(members)} remaining merged memories",

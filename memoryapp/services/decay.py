@@ -126,7 +126,7 @@ def _archive(memory: Memory, *, actor: ActorRef, reason: str, data: dict) -> boo
     ).update(status=Memory.Status.ARCHIVED, status_reason=reason[:300])
     if changed:
         event_record(
-            organization=memory.organization,
+            organization_id=memory.organization_id,
             op=Op.ARCHIVE,
             actor=actor,
             reason=reason,
@@ -183,7 +183,7 @@ def memory_restore(*, memory: Memory, actor: ActorRef) -> Memory:
     memory.last_accessed_at = timezone.now()
     memory.save(update_fields=["status", "status_reason", "last_accessed_at"])
     event_record(
-        organization=memory.organization,
+        organization_id=memory.organization_id,
         op=Op.RESTORE,
         actor=actor,
         reason="restored from the archive",
@@ -230,10 +230,9 @@ def sessions_expire(
             if not ids:
                 continue
             Memory.objects.filter(pk__in=ids).delete()
-            owner_organization = Organization.objects.get(pk=row["organization_id"])
             for memory_id in ids:
                 event_record(
-                    organization=owner_organization,
+                    organization_id=row["organization_id"],
                     op=Op.DELETE,
                     actor=actor,
                     reason=f"session ended: idle for more than {idle_minutes} minutes",
@@ -258,7 +257,7 @@ def memory_promote(*, memory: Memory, actor: ActorRef) -> Memory:
     memory.scope = Memory.Scope.USER
     memory.save(update_fields=["scope"])
     event_record(
-        organization=memory.organization,
+        organization_id=memory.organization_id,
         op=Op.UPDATE,
         actor=actor,
         reason="promoted from a session memory to a user memory",

@@ -1,9 +1,11 @@
-"""Extraction: new episodes become candidates, each judged and applied. One transaction per
-episode marks it done with its operations, so a re-run after a crash changes nothing."""
+"""Extraction: new episodes become candidates, each judged and applied. One transaction per run of
+a conversation's episodes marks them done with their operations, so a re-run after a crash
+changes nothing (each operation is still atomic with its event, in a savepoint)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import groupby
 from uuid import UUID
 
@@ -16,10 +18,12 @@ from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, dr
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
 from memoryapp.services.gate import looks_like_instruction
-from memoryapp.services.ingest import episodes_embed
 
 SESSION_CONTEXT_EPISODES = 20
 UNTRUSTED_CONFIDENCE = 0.5
+# Episodes per transaction: one commit (a WAL flush) per message cost more than its extraction;
+# a bounded run keeps slot locks short for concurrent writers of the same user.
+EPISODES_PER_TRANSACTION = 50
 
 
 def episodes_extract(
@@ -32,16 +36,35 @@ def episodes_extract(
         .select_related("user", "organization")
         .order_by("user_id", "session", "occurred_at", "received_at")
     )
-    episodes_embed(pending)
+    conversations = [list(group) for _, group in groupby(pending, key=lambda e: (e.user_id, e.session))]
+    found = [_candidates(conversation, extractor) for conversation in conversations]
+    vectors = iter(_embed(pending, [candidate for candidates in found for candidate in candidates]))
     operations: list[Operation] = []
     done = 0
-    for _, group in groupby(pending, key=lambda e: (e.user_id, e.session)):
-        group = list(group)
-        operations += _extract_conversation(group, actor=actor, extractor=extractor)
-        done += len(group)
+    for conversation, candidates in zip(conversations, found, strict=True):
+        by_episode: dict[int, list[tuple[Candidate, object]]] = {}
+        for candidate in candidates:
+            by_episode.setdefault(candidate.episode_index, []).append((candidate, next(vectors)))
+        for start in range(0, len(conversation), EPISODES_PER_TRANSACTION):
+            run = conversation[start : start + EPISODES_PER_TRANSACTION]
+            found_in_run = [by_episode.get(start + i, []) for i in range(len(run))]
+            operations += _apply_episodes(run, found_in_run, actor=actor)
+        done += len(conversation)
         if on_progress:
             on_progress(done, len(pending))
     return operations
+
+
+def _embed(episodes: list[Episode], candidates: list[Candidate]) -> list:
+    """The candidates' vectors; the episodes without one get theirs, unsaved: they are saved with the
+    extraction's outcome, one new row version per episode rather than two (each version is an
+    insertion into every index of the table, the vector index included). One batch for all texts:
+    small per-conversation batches ran at two thirds of the rate."""
+    missing = [e for e in episodes if e.embedding is None]
+    vectors = embeddings.encode([e.content for e in missing] + [c.text for c in candidates])
+    for episode, vector in zip(missing, vectors, strict=False):
+        episode.embedding = vector
+    return list(vectors[len(missing) :])
 
 
 def _session_context(first: Episode) -> list[Episode]:
@@ -57,32 +80,42 @@ def _session_context(first: Episode) -> list[Episode]:
     return list(reversed(earlier))
 
 
-def _extract_conversation(episodes: list[Episode], *, actor: ActorRef, extractor: Extractor) -> list[Operation]:
-    user = episodes[0].user
+def _candidates(episodes: list[Episode], extractor: Extractor) -> list[Candidate]:
+    """One conversation's candidates, `episode_index` counted within `episodes`."""
     context = _session_context(episodes[0])
     inputs = [EpisodeInput(e.content, e.occurred_at, e.source, e.session) for e in [*context, *episodes]]
-    candidates = [c for c in extractor.extract(inputs, subject=user.external_id) if c.episode_index >= len(context)]
-    vectors = embeddings.encode([c.text for c in candidates])
-    by_episode: dict[int, list[tuple[Candidate, object]]] = {}
-    for candidate, vector in zip(candidates, vectors, strict=True):
-        by_episode.setdefault(candidate.episode_index - len(context), []).append((candidate, vector))
-
-    operations: list[Operation] = []
-    for index, episode in enumerate(episodes):
-        operations += _apply_episode(episode, by_episode.get(index, []), actor=actor)
-    return operations
+    return [
+        replace(candidate, episode_index=candidate.episode_index - len(context))
+        for candidate in extractor.extract(inputs, subject=episodes[0].user.external_id)
+        if candidate.episode_index >= len(context)
+    ]
 
 
 @transaction.atomic
+def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: ActorRef) -> list[Operation]:
+    """`candidates[i]` are episode i's (candidate, vector) pairs. Episodes already done are skipped."""
+    # The row locks make a concurrent run for the same episodes wait, then see them done.
+    pending = set(
+        Episode.objects.select_for_update()
+        .filter(pk__in=[e.pk for e in episodes], extraction=Episode.Extraction.PENDING)
+        .values_list("pk", flat=True)
+    )
+    finished = [e for e in episodes if e.pk in pending]
+    operations: list[Operation] = []
+    if episodes[0].user.memory_paused:
+        outcome = Episode.Extraction.SKIPPED
+    else:
+        outcome = Episode.Extraction.DONE
+        for episode, found in zip(episodes, candidates, strict=True):
+            if episode.pk in pending:
+                operations += _apply_episode(episode, found, actor=actor)
+    for episode in finished:
+        episode.extraction = outcome
+    Episode.objects.bulk_update(finished, ["extraction", "embedding"])
+    return operations
+
+
 def _apply_episode(episode: Episode, candidates, *, actor: ActorRef) -> list[Operation]:
-    # The row lock makes concurrent runs for the same episode wait, then see it done.
-    locked = Episode.objects.select_for_update().get(pk=episode.pk)
-    if locked.extraction != Episode.Extraction.PENDING:
-        return []
-    if episode.user.memory_paused:
-        locked.extraction = Episode.Extraction.SKIPPED
-        locked.save(update_fields=["extraction"])
-        return []
     untrusted = episode.trust == Episode.Trust.UNTRUSTED
     instructs = untrusted and looks_like_instruction(episode.content)
     operations: list[Operation] = []
@@ -107,8 +140,6 @@ def _apply_episode(episode: Episode, candidates, *, actor: ActorRef) -> list[Ope
         operations += candidate_apply(
             candidate=_instruction_candidate(episode), draft=_instruction_draft(episode), actor=actor
         )
-    locked.extraction = Episode.Extraction.DONE
-    locked.save(update_fields=["extraction"])
     return operations
 
 

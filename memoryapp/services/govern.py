@@ -142,11 +142,11 @@ def deletion_execute(
         else:
             rebuilt.append(derived.pk)
     for memory_id in plan.memories:
-        event_record(organization=organization, op=Op.DELETE, actor=actor, reason="deleted", memory_id=memory_id,
+        event_record(organization_id=organization.id, op=Op.DELETE, actor=actor, reason="deleted", memory_id=memory_id,
                      user_id=user_id)
     for episode_id in plan.episodes:
-        event_record(organization=organization, op=Op.DELETE, actor=actor, reason="deleted", episode_id=episode_id,
-                     user_id=user_id)
+        event_record(organization_id=organization.id, op=Op.DELETE, actor=actor, reason="deleted",
+                     episode_id=episode_id, user_id=user_id)
     body = plan.as_dict()
     return DeletionReceipt.objects.create(
         organization=organization, user_id=user_id, actor_type=actor.type, actor_id=actor.id, target=plan.target,
@@ -200,7 +200,7 @@ def memory_correct(
         agent=locked.agent,
     )
     corrected.sources.set(locked.sources.all(), through_defaults={"organization_id": locked.organization_id})
-    event_record(organization=locked.organization, op=Op.CORRECT, actor=actor, reason="new version from an edit",
+    event_record(organization_id=locked.organization_id, op=Op.CORRECT, actor=actor, reason="new version from an edit",
                  memory_id=corrected.pk, user_id=locked.user_id, data={"corrects": str(locked.pk)})
     MemoryDerivation.objects.filter(source=locked).update(source=corrected)
     from memoryapp.services.reflect import summary_recompute
@@ -216,7 +216,7 @@ def memory_correct(
 def memory_writing_set(*, user: User, paused: bool, actor: ActorRef) -> None:
     User.objects.filter(pk=user.pk).update(memory_paused=paused)
     user.memory_paused = paused
-    event_record(organization=user.organization, op=Op.UPDATE, actor=actor, user_id=user.id,
+    event_record(organization_id=user.organization_id, op=Op.UPDATE, actor=actor, user_id=user.id,
                  reason="memory writing paused" if paused else "memory writing resumed")
 
 
@@ -337,6 +337,6 @@ def user_import(*, organization: Organization, document: dict, actor: ActorRef) 
             episode_id=remap(item["episode_id"], episode_ids), user_id=user.id, actor_type=item["actor_type"],
             actor_id=item["actor_id"], reason=item["reason"], data=item["data"], created_at=when(item["at"]),
         )
-    event_record(organization=organization, op=Op.ADD, actor=actor, user_id=user.id,
+    event_record(organization_id=organization.id, op=Op.ADD, actor=actor, user_id=user.id,
                  reason="imported from an export", data={"memories": len(memory_ids), "episodes": len(episode_ids)})
     return user

@@ -94,7 +94,7 @@ def episodes_ingest(
             if kinds:
                 redactions += len(kinds)
                 event_record(
-                    organization=organization,
+                    organization_id=organization.id,
                     op=MemoryEvent.Op.REDACT,
                     actor=actor,
                     episode_id=episode.id,
@@ -106,7 +106,7 @@ def episodes_ingest(
 
 
 def episodes_embed(episodes: list[Episode]) -> None:
-    """Embed the episodes that have no vector yet, in one batch."""
+    """Embed and save the episodes that have no vector yet, in one batch."""
     missing = [e for e in episodes if e.embedding is None]
     if not missing:
         return

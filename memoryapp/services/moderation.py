@@ -46,8 +46,8 @@ def memory_approve(*, memory: Memory, actor: ActorRef) -> Memory:
     locked.status = Memory.Status.ACTIVE
     locked.status_reason = "approved by an admin"
     locked.save(update_fields=["status", "status_reason", "supersedes"])
-    event_record(organization=locked.organization, op=Op.APPROVE, actor=actor, reason="approved from the quarantine",
-                 memory_id=locked.pk, user_id=locked.user_id,
+    event_record(organization_id=locked.organization_id, op=Op.APPROVE, actor=actor,
+                 reason="approved from the quarantine", memory_id=locked.pk, user_id=locked.user_id,
                  data={"supersedes": str(previous.pk)} if previous is not None else {})
     return locked
 
@@ -59,6 +59,6 @@ def memory_reject(*, memory: Memory, actor: ActorRef) -> DeletionReceipt:
     locked = _quarantined(memory)
     memory_id, user_id, organization = locked.pk, locked.user_id, locked.organization
     receipt = memory_delete(memory=locked, actor=actor)
-    event_record(organization=organization, op=Op.REJECT, actor=actor, reason="rejected from the quarantine",
+    event_record(organization_id=organization.id, op=Op.REJECT, actor=actor, reason="rejected from the quarantine",
                  memory_id=memory_id, user_id=user_id, data={"receipt": str(receipt.pk)})
     return receipt

@@ -260,7 +260,7 @@ def _summary_update(summary: Memory, members: list[Memory], text: str, *, actor:
     )
     summary.derived_from.set(members, through_defaults={"organization_id": summary.organization_id})
     event_record(
-        organization=summary.organization,
+        organization_id=summary.organization_id,
         op=Op.SUMMARIZE,
         actor=actor,
         reason=f"rebuilt from {len(members)} memories",
@@ -275,7 +275,7 @@ def _summary_delete(summary: Memory, *, actor: ActorRef, reason: str) -> None:
     organization, memory_id, user_id = summary.organization, summary.id, summary.user_id
     summary.delete()
     event_record(
-        organization=organization, op=Op.DELETE, actor=actor, reason=reason, memory_id=memory_id, user_id=user_id
+        organization_id=organization.id, op=Op.DELETE, actor=actor, reason=reason, memory_id=memory_id, user_id=user_id
     )
 
 
