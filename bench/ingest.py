@@ -130,7 +130,7 @@ def main() -> None:
     memories = Memory.objects.filter(organization=organization).count()
     print(f"messages            {args.messages} in {len(jobs)} API calls of {args.batch}, {args.users} users")
     print(f"end to end          {elapsed:.1f} s  ->  {args.messages / elapsed:.0f} messages/s (one worker process)")
-    print(f"API share           {api_seconds:.1f} s (gate, batched embedding of the episodes, commit, enqueue)")
+    print(f"API share           {api_seconds:.1f} s (gate, insert, commit, enqueue; the worker embeds)")
     print(f"worker share        {elapsed - api_seconds:.1f} s after the last API call returned, or overlapping it")
     print(f"memories committed  {memories}   failed jobs {failed}")
     print(f"worker peak memory  {peak[0] / 2**20:.0f} MiB RSS")

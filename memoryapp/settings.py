@@ -214,8 +214,8 @@ LOGGING = {
     "loggers": {"pgserver": {"level": "WARNING"}},
 }
 
-# Retrieval (selectors.search). Exact cosine inside a scope up to SEARCH_EXACT_MAX_ROWS rows
-# (~0.7 ms per 1k rows here), HNSW above it.
+# Retrieval (selectors.search). One exact pass over a scope the planner expects to hold up to
+# SEARCH_EXACT_MAX_ROWS rows (~4 ms per 1k rows scattered over a large table here), HNSW above it.
 SEARCH_EXACT_MAX_ROWS = envint("SEARCH_EXACT_MAX_ROWS", 20_000)
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 30)
 SEARCH_MIN_RELEVANCE = envfloat("SEARCH_MIN_RELEVANCE", 0.25)  # cosine; calibrated in tests/selectors

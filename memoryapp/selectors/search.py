@@ -215,11 +215,6 @@ def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tu
     return candidate_legs(queryset, vector, [], limit).dense
 
 
-def lexical_ranking(queryset: QuerySet, query: str, limit: int) -> list[object]:
-    """Full-text ids best first (see _LEXICAL_CTES)."""
-    return _lexical_indexed(queryset, query_terms(query), limit)
-
-
 def _vector_from_binary(data) -> np.ndarray | None:
     """pgvector's binary form (int16 dimensions, int16 unused, big-endian float4s), as a unit vector.
     Parsing the text form of 384 floats per row cost more than the whole database part of a search."""
