@@ -1,7 +1,7 @@
 """Thin Celery wrappers: load by id, call the service, retry with backoff. Never pass content."""
 
 from celery import shared_task
-from django.db import OperationalError, close_old_connections
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections
 
 from memoryapp.models import Episode, Job
 from memoryapp.services.actors import ActorRef
@@ -22,7 +22,7 @@ def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
     after the last retry the job is marked failed with the reason."""
     try:
         job = Job.objects.get(pk=job_id)
-    except OperationalError as exc:  # the database went away (a restart): try again shortly
+    except (OperationalError, InterfaceError) as exc:  # the database went away (a restart): try again shortly
         close_old_connections()
         raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
     if job.status == Job.Status.SUCCEEDED:
@@ -30,7 +30,7 @@ def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
     try:
         return job_run(job, lambda progress: work(job, progress))
     except Exception as exc:
-        if isinstance(exc, OperationalError):
+        if isinstance(exc, (OperationalError, InterfaceError)):
             close_old_connections()  # drop a connection the database closed, so the retry opens a new one
         reason = f"{type(exc).__name__}: {exc}"
         if task.request.retries >= MAX_RETRIES:
@@ -38,7 +38,10 @@ def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
             if on_give_up:
                 on_give_up(job)
             raise
-        job_retrying(job, reason)
+        try:
+            job_retrying(job, reason)
+        except DatabaseError:  # the database is still restarting: the retry itself matters more than its record
+            close_old_connections()
         raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
 
 
