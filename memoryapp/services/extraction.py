@@ -18,6 +18,7 @@ from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, dr
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
 from memoryapp.services.gate import looks_like_instruction
+from memoryapp.services.ingest import episodes_vectorize
 
 SESSION_CONTEXT_EPISODES = 20
 UNTRUSTED_CONFIDENCE = 0.5
@@ -38,7 +39,12 @@ def episodes_extract(
     )
     conversations = [list(group) for _, group in groupby(pending, key=lambda e: (e.user_id, e.session))]
     found = [_candidates(conversation, extractor) for conversation in conversations]
-    vectors = iter(_embed(pending, [candidate for candidates in found for candidate in candidates]))
+    # One batch for every text, episodes and candidates alike (per-conversation batches ran at two
+    # thirds of the rate). The episodes' vectors are saved with the extraction's outcome: one new
+    # row version per episode rather than two (each is an insertion into every index of the table,
+    # the vector index included).
+    _, candidate_vectors = episodes_vectorize(pending, also=[c.text for candidates in found for c in candidates])
+    vectors = iter(candidate_vectors)
     operations: list[Operation] = []
     done = 0
     for conversation, candidates in zip(conversations, found, strict=True):
@@ -53,18 +59,6 @@ def episodes_extract(
         if on_progress:
             on_progress(done, len(pending))
     return operations
-
-
-def _embed(episodes: list[Episode], candidates: list[Candidate]) -> list:
-    """The candidates' vectors; the episodes without one get theirs, unsaved: they are saved with the
-    extraction's outcome, one new row version per episode rather than two (each version is an
-    insertion into every index of the table, the vector index included). One batch for all texts:
-    small per-conversation batches ran at two thirds of the rate."""
-    missing = [e for e in episodes if e.embedding is None]
-    vectors = embeddings.encode([e.content for e in missing] + [c.text for c in candidates])
-    for episode, vector in zip(missing, vectors, strict=False):
-        episode.embedding = vector
-    return list(vectors[len(missing) :])
 
 
 def _session_context(first: Episode) -> list[Episode]:

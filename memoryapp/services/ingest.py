@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -105,11 +107,18 @@ def episodes_ingest(
     return IngestResult(episodes=episodes, redactions=redactions)
 
 
+def episodes_vectorize(episodes: list[Episode], *, also: Sequence[str] = ()) -> tuple[list[Episode], np.ndarray]:
+    """Give the episodes that have no vector yet one, unsaved, in one batch with the texts `also`;
+    returns the episodes given a vector and the vectors of `also`."""
+    missing = [e for e in episodes if e.embedding is None]
+    vectors = embeddings.encode([e.content for e in missing] + list(also))
+    for episode, vector in zip(missing, vectors, strict=False):
+        episode.embedding = vector
+    return missing, vectors[len(missing) :]
+
+
 def episodes_embed(episodes: list[Episode]) -> None:
     """Embed and save the episodes that have no vector yet, in one batch."""
-    missing = [e for e in episodes if e.embedding is None]
-    if not missing:
-        return
-    for episode, vector in zip(missing, embeddings.encode([e.content for e in missing]), strict=True):
-        episode.embedding = vector
-    Episode.objects.bulk_update(missing, ["embedding"])
+    missing, _ = episodes_vectorize(episodes)
+    if missing:
+        Episode.objects.bulk_update(missing, ["embedding"])
