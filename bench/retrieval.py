@@ -318,7 +318,8 @@ class PathProbe:
 def plan_outline(queryset, vector, limit: int) -> str:
     """The scan nodes of the approximate query's plan: does it really walk the HNSW index?"""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(1000, max(40, limit * 4)))])
+        share = search._estimated_rows(queryset) / search._table_rows(Memory)
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(search.hnsw_ef_search(limit, share))])
         plan = (
             queryset.annotate(distance=search.CosineDistance("embedding", vector))
             .order_by("distance")

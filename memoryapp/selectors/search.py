@@ -161,18 +161,21 @@ def pgvector_version() -> tuple[int, ...]:
     return tuple(int(part) for part in row[0].split(".")) if row else (0,)
 
 
+def hnsw_ef_search(limit: int, share: float) -> int:
+    """The index is walked before the scope filter, so a filtered scan can come back short: pgvector
+    0.8's iterative scan keeps walking; before it, the search is widened so that the scope's `share`
+    of the table should still hold `limit` rows twice over (ef_search at most 1000)."""
+    wanted = limit * 4 if pgvector_version() >= (0, 8) else limit * 2 / max(share, 1e-6)
+    return int(min(HNSW_MAX_EF_SEARCH, max(40, wanted)))
+
+
 def _dense_approximate(
     queryset: QuerySet, vector: np.ndarray, limit: int, *, share: float
 ) -> list[tuple[object, float]]:
-    """HNSW for large scopes. The index is walked before the scope filter, so a filtered scan can come
-    back short: pgvector 0.8's iterative scan keeps walking; before it, the search is widened so that
-    the scope's `share` of the table should still hold `limit` rows twice over (ef_search at most 1000)."""
-    iterative = pgvector_version() >= (0, 8)
-    wanted = limit * 4 if iterative else limit * 2 / max(share, 1e-6)
-    ef_search = int(min(HNSW_MAX_EF_SEARCH, max(40, wanted)))
+    """HNSW for large scopes (`share`: the scope's share of the table's rows)."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
-        if iterative:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(hnsw_ef_search(limit, share))])
+        if pgvector_version() >= (0, 8):
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
         rows = list(
             queryset.annotate(distance=CosineDistance("embedding", vector))
