@@ -51,7 +51,7 @@ from memoryapp.evaluation.locomo import locomo_import, locomo_parse, turn_conten
 from memoryapp.evaluation.metrics import ALL, CATEGORY_NAMES, RECALL_CATEGORIES, Retrieval, evidence_recall
 from memoryapp.models import EMBEDDING_DIM, Episode, Memory, Organization, User
 from memoryapp.selectors import search
-from memoryapp.selectors.scoping import ALL_SCOPES, Principal
+from memoryapp.selectors.scoping import ALL_SCOPES, Principal, memories_of_parts
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.tenancy import agent_create, organization_get_or_create
 
@@ -284,19 +284,19 @@ def scale_store(total: int, seed: int, maintenance_work_mem: str) -> Organizatio
 
 
 class PathProbe:
-    """Which dense path each search took (wraps private helpers of selectors.search): "scan" (one exact
+    """Which dense path each search took (wraps private helpers of selectors.search): "scan" (an exact
     pass over the scope), "hnsw" for scopes the planner expects above SEARCH_EXACT_MAX_ROWS, or
     "hnsw short -> scan" when HNSW brought back fewer rows than asked."""
 
     def __init__(self):
         self.calls: list[str] = []
         self.hnsw_rows: list[int] = []  # rows each HNSW scan brought back
-        self._scan, self._approximate = search._scan, search._dense_approximate
+        self._scan, self._approximate = search._dense_scan, search._dense_approximate
 
     def __enter__(self):
-        def scan(queryset, vector, terms, limit):
+        def scan(parts, vector, limit):
             self.calls.append("scan")
-            return self._scan(queryset, vector, terms, limit)
+            return self._scan(parts, vector, limit)
 
         def approximate(queryset, vector, limit, *, share):
             rows = self._approximate(queryset, vector, limit, share=share)
@@ -304,15 +304,25 @@ class PathProbe:
             self.hnsw_rows.append(len(rows))
             return rows
 
-        search._scan, search._dense_approximate = scan, approximate
+        search._dense_scan, search._dense_approximate = scan, approximate
         return self
 
     def __exit__(self, *exc):
-        search._scan, search._dense_approximate = self._scan, self._approximate
+        search._dense_scan, search._dense_approximate = self._scan, self._approximate
 
     def take(self) -> str:
         path, self.calls = " -> ".join(self.calls), []
         return path
+
+
+def _scan_nodes(plan: str) -> str:
+    return "; ".join(line.strip().lstrip("-> ").split("  (")[0] for line in plan.splitlines() if "Scan" in line)
+
+
+def exact_plan_outline(parts, vector) -> str:
+    """The scan nodes of each scope part's exact pass: is the user's part an index-only scan?"""
+    annotated = (part.annotate(distance=search.CosineDistance("embedding", vector)) for part in parts)
+    return " + ".join(_scan_nodes(part.order_by().values("id", "distance").explain()) for part in annotated)
 
 
 def plan_outline(queryset, vector, limit: int) -> str:
@@ -326,7 +336,7 @@ def plan_outline(queryset, vector, limit: int) -> str:
             .values_list("id", "distance")[:limit]
             .explain()
         )
-    return "; ".join(line.strip().lstrip("-> ").split("  (")[0] for line in plan.splitlines() if "Scan" in line)
+    return _scan_nodes(plan)
 
 
 def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[str, ...]) -> str:
@@ -375,12 +385,13 @@ def scale_bench(total: int, searches: int, compare_searches: int, seed: int, mai
         say(f"  {label}:")
         for size, user in users.items():
             say(f"    {size:>7,} memories: {scale_searches(principal, user, queries[:count], k, scopes)}")
+            question = search.SearchParams("", scopes=scopes)
+            parts = search.memory_parts_for_question(principal, user=user, params=question)
+            vector = search.embeddings.encode_one(queries[0])
             if size > settings.SEARCH_EXACT_MAX_ROWS:
-                scoped = search.memories_for_question(
-                    principal, user=user, params=search.SearchParams("", scopes=scopes)
-                )
-                outline = plan_outline(scoped, search.embeddings.encode_one(queries[0]), pool)
-                say(f"      approximate query plan: {outline}")
+                say(f"      approximate query plan: {plan_outline(memories_of_parts(parts), vector, pool)}")
+            else:
+                say(f"      exact pass plan: {exact_plan_outline(parts, vector)}")
 
 
 # --- (b) LoCoMo ------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ def _workers() -> dict:
 def _embedding_model() -> dict:
     path = embeddings.model_path()
     info = {"name": settings.EMBEDDING_MODEL, "dimensions": settings.EMBEDDING_DIM, "loaded": embeddings.is_loaded()}
+    info["precision"] = embeddings.loaded_precision() or f"{settings.EMBEDDING_PRECISION} (not loaded yet)"
     if not path.exists():
         return {**info, "ok": False, "error": f"model files not found at {path}"}
     return {**info, "ok": True}

@@ -102,7 +102,17 @@ class Memory(models.Model):
         verbose_name_plural = "memories"
         ordering = ["recorded_at"]
         indexes = [
-            models.Index(fields=["organization", "user", "status"], name="memory_owner_status"),
+            # A user's part of a search (selectors.search._dense_scan) reads this index alone: it holds
+            # every column the scope and validity filters and the distance need, so a user's 10k
+            # vectors sit on ~2.5k leaf pages together instead of ~10k heap pages written among
+            # other users' (10k-memory search at 1M: dense leg 20 -> 11 ms). It costs a second copy
+            # of each vector.
+            models.Index(
+                fields=["organization", "user", "status"],
+                include=["id", "scope", "valid_from", "valid_to", "valid_to_recorded_at", "recorded_at", "expired_at",
+                         "embedding"],
+                name="memory_owner_search",
+            ),
             # The project and org branches of selectors.scoping.scoped_memories: without it every
             # search with the default scopes read the whole organization.
             models.Index(fields=["organization", "scope", "status"], name="memory_org_scope_status"),

@@ -3,6 +3,8 @@ requested scopes, before any other filter. Another tenant's row simply does not 
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -71,6 +73,44 @@ def _allowed_projects(principal: Principal) -> list | None:
     return list(principal.user.projects.values_list("id", flat=True))
 
 
+def scoped_memory_parts(
+    principal: Principal,
+    *,
+    user: User | None = None,
+    scopes: Iterable[str] = ALL_SCOPES,
+    session: str = "",
+    project: Project | None = None,
+) -> list[QuerySet[Memory]]:
+    """The memories of scoped_memories as one queryset per requested scope. A memory has one scope,
+    so the parts never overlap; a search reads each part on its own, where an index serves it whole."""
+    scopes = set(scopes)
+    base = Memory.objects.filter(organization_id=principal.organization_id)
+    owned = _allowed_users_q(principal, "user_id")
+    allowed_projects = _allowed_projects(principal)
+
+    parts = []
+    personal = owned & (Q(user=user) if user is not None else Q())
+    if "user" in scopes:
+        parts.append(base.filter(Q(scope=Memory.Scope.USER) & personal))
+    if "session" in scopes and session:
+        parts.append(base.filter(Q(scope=Memory.Scope.SESSION, session=session) & personal))
+    if "project" in scopes and allowed_projects != []:  # [] is a user in no project
+        in_project = Q(scope=Memory.Scope.PROJECT)
+        if project is not None:
+            in_project &= Q(project=project)
+        if allowed_projects is not None:
+            in_project &= Q(project_id__in=allowed_projects)
+        parts.append(base.filter(in_project))
+    if "org" in scopes:
+        parts.append(base.filter(scope=Memory.Scope.ORG))
+    return parts
+
+
+def memories_of_parts(parts: list[QuerySet[Memory]]) -> QuerySet[Memory]:
+    """The parts of scoped_memory_parts as one queryset (none when no scope was asked)."""
+    return functools.reduce(operator.or_, parts) if parts else Memory.objects.none()
+
+
 def scoped_memories(
     principal: Principal,
     *,
@@ -80,27 +120,8 @@ def scoped_memories(
     project: Project | None = None,
 ) -> QuerySet[Memory]:
     """Memories the principal may read, limited to `user` and the requested scopes."""
-    scopes = set(scopes)
-    base = Memory.objects.filter(organization_id=principal.organization_id)
-    owned = _allowed_users_q(principal, "user_id")
-    allowed_projects = _allowed_projects(principal)
-
-    wanted = Q(pk__in=[])
-    personal = owned & (Q(user=user) if user is not None else Q())
-    if "user" in scopes:
-        wanted |= Q(scope=Memory.Scope.USER) & personal
-    if "session" in scopes and session:
-        wanted |= Q(scope=Memory.Scope.SESSION, session=session) & personal
-    if "project" in scopes:
-        in_project = Q(scope=Memory.Scope.PROJECT)
-        if project is not None:
-            in_project &= Q(project=project)
-        if allowed_projects is not None:
-            in_project &= Q(project_id__in=allowed_projects)
-        wanted |= in_project
-    if "org" in scopes:
-        wanted |= Q(scope=Memory.Scope.ORG)
-    return base.filter(wanted)
+    parts = scoped_memory_parts(principal, user=user, scopes=scopes, session=session, project=project)
+    return memories_of_parts(parts)
 
 
 def scoped_episodes(principal: Principal, *, user: User | None = None) -> QuerySet[Episode]:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchVectorField
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
-from django.db.models import BinaryField, Case, F, Func, QuerySet, Value, When
+from django.db.models import BinaryField, F, Func, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
+from psycopg import Pipeline
 
 from memoryapp import embeddings
 from memoryapp.models import Episode, Memory, Project, User
@@ -28,7 +31,14 @@ from memoryapp.selectors.ranking import (
     reciprocal_rank_fusion,
     score,
 )
-from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, scoped_memories, valid_at
+from memoryapp.selectors.scoping import (
+    ALL_SCOPES,
+    Principal,
+    memories_of_parts,
+    scoped_episodes,
+    scoped_memory_parts,
+    valid_at,
+)
 
 MAX_QUERY_TERMS = 32
 # Raw turns: one leg often has the answer at its very top (a rare word matched, or a paraphrase
@@ -69,10 +79,12 @@ class SearchResult:
 
 @dataclass
 class Legs:
-    """The two candidate rankings of a scope, best first: (id, cosine) by meaning, ids by words."""
+    """The two candidate rankings of a scope, best first: (id, cosine) by meaning, ids by words; and
+    the query's vector they were found with."""
 
     dense: list[tuple[object, float]]
     lexical: list[object]
+    vector: np.ndarray
 
 
 def query_terms(query: str) -> list[str]:
@@ -102,40 +114,42 @@ _LEXICAL_CTES = (
 )
 
 
-def _scan(queryset: QuerySet, vector: np.ndarray, terms: list[str], limit: int) -> Legs:
-    """Both legs exactly, in one pass over the scope's rows. Exact cosine means k results whenever the
-    scope holds k, whatever the store's size.
+def _sql(queryset: QuerySet, *fields) -> tuple[str, list]:
+    # not the model's default ordering: it would sort the whole scope for nothing
+    sql, params = queryset.order_by().values(*fields).query.sql_with_params()
+    return sql, list(params)
 
-    The scoped rows are MATERIALIZED first, carrying only their distance and, where a term matches,
-    their search vector: the planner cannot push the filter into an HNSW scan that would return
-    fewer rows than asked, and no vector is copied out of the table."""
-    matched = (
-        Case(When(search_vector=_any_term(terms), then=F("search_vector")))
-        if terms
-        else Value(None, output_field=SearchVectorField())
-    )
-    sql, params = (
-        queryset.order_by()  # not the model's default ordering: it would sort the whole scope for nothing
-        .annotate(distance=CosineDistance("embedding", vector), matched_vector=matched)
-        .values("id", "distance", "matched_vector")
-        .query.sql_with_params()
-    )
+
+def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
+    """Exact cosine over the scope, read part by part (see scoping.scoped_memory_parts): a user's part
+    is then an index-only scan of memory_owner_search, where the parts joined by OR must visit the table.
+    Exact means k results whenever the scope holds k, whatever the store's size.
+
+    The distances are MATERIALIZED first: the planner cannot push the scope filter into an HNSW scan
+    that would return fewer rows than asked."""
+    if not parts:
+        return []
+    selects = [_sql(part.annotate(distance=CosineDistance("embedding", vector)), "id", "distance") for part in parts]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH scoped AS MATERIALIZED ({sql}), "
-            "nearest AS (SELECT id, distance FROM scoped WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %s), "
-            "dense AS (SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS position FROM nearest), "
-            "matched AS (SELECT id, matched_vector::tsvector AS search_vector "
-            "  FROM scoped WHERE matched_vector IS NOT NULL), "
-            f"{_LEXICAL_CTES} "
-            "SELECT 'dense', position, id, 1 - distance FROM dense "
-            "UNION ALL SELECT 'lexical', position, id, NULL FROM lexical",
-            [*params, limit, terms, limit],
+            f"WITH scoped AS MATERIALIZED ({' UNION ALL '.join(sql for sql, _ in selects)}) "
+            "SELECT id, 1 - distance FROM scoped WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %s",
+            [*(param for _, params in selects for param in params), limit],
         )
-        rows = sorted(cursor.fetchall(), key=lambda row: (row[0], row[1]))
-    return Legs(
-        dense=[(pk, float(cosine)) for leg, _, pk, cosine in rows if leg == "dense"],
-        lexical=[pk for leg, _, pk, _ in rows if leg == "lexical"],
+        return [(pk, float(cosine)) for pk, cosine in cursor.fetchall()]
+
+
+def _lexical_scan(parts: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
+    """The full-text leg of a small scope (SQL and parameters), matched row by row over the scope's
+    parts. ts_match_vq is the @@ operator in a form the planner cannot answer from the GIN index, which
+    for a common word (a name) would fetch every row of the organization that has it."""
+    sources = [_sql(part, "id", "search_vector") for part in parts]
+    return (
+        f"WITH matched AS MATERIALIZED (SELECT id, search_vector "
+        f"  FROM ({' UNION ALL '.join(sql for sql, _ in sources)}) AS scoped "
+        f"  WHERE ts_match_vq(search_vector, to_tsquery('english', %s))), "
+        f"{_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position",
+        [*(param for _, params in sources for param in params), " | ".join(terms), terms, limit],
     )
 
 
@@ -185,37 +199,63 @@ def _dense_approximate(
     return [(pk, 1 - float(distance)) for pk, distance in rows]
 
 
-def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> list[object]:
-    """The full-text leg of a large scope: the matching rows come through the GIN index."""
-    if not terms:
-        return []
-    sql, params = (
-        queryset.order_by().filter(search_vector=_any_term(terms)).values("id", "search_vector").query.sql_with_params()
-    )
+def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> tuple[str, list]:
+    """The full-text leg of a large scope (SQL and parameters): the matching rows come through the GIN index."""
+    sql, params = _sql(queryset.filter(search_vector=_any_term(terms)), "id", "search_vector")
+    lexical = f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
+    return lexical, [*params, terms, limit]
+
+
+def _while_computing(query: tuple[str, list] | None, compute: Callable[[], np.ndarray]) -> tuple[list, np.ndarray]:
+    """Runs `query` on the server while `compute()` (the query's embedding) runs here, and returns both
+    results: in pipeline mode the query is sent without waiting for its rows. On two cores the ~9 ms
+    embedding then costs nothing next to the full-text leg. (A thread would fight the database calls
+    for the GIL: both slowed down.)"""
+    if query is None:
+        return [], compute()
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position",
-            [*params, terms, limit],
-        )
-        return [row[0] for row in cursor.fetchall()]
+        with cursor.connection.pipeline() if Pipeline.is_supported() else contextlib.nullcontext():
+            cursor.execute(*query)
+            computed = compute()
+            rows = cursor.fetchall()
+    return rows, computed
 
 
-def candidate_legs(queryset: QuerySet, vector: np.ndarray, terms: list[str], limit: int) -> Legs:
+def candidate_legs(
+    queryset: QuerySet,
+    embed: Callable[[], np.ndarray],
+    terms: list[str],
+    limit: int,
+    *,
+    parts: list[QuerySet] | None = None,
+) -> Legs:
     """Up to `limit` candidates per leg; the dense leg never has fewer than `limit` when the scope holds
-    that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are scanned once,
-    exactly; larger ones use the HNSW and full-text indexes, with a full scan when HNSW comes back short."""
+    that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are read exactly;
+    larger ones use the HNSW and full-text indexes, with an exact pass when HNSW comes back short.
+
+    `embed`: gives the query's vector, computed while the full-text leg runs. `parts`: the same rows as
+    `queryset`, as disjoint querysets (scoping.scoped_memory_parts), which exact passes read one by one."""
+    if queryset.query.is_empty():  # no scope asked for
+        return Legs(dense=[], lexical=[], vector=embed())
+    parts = parts if parts is not None else [queryset]
     scope_rows = _estimated_rows(queryset)
-    if scope_rows <= settings.SEARCH_EXACT_MAX_ROWS:
-        return _scan(queryset, vector, terms, limit)
+    exact = scope_rows <= settings.SEARCH_EXACT_MAX_ROWS
+    lexical_query = None
+    if terms:
+        lexical_query = _lexical_scan(parts, terms, limit) if exact else _lexical_indexed(queryset, terms, limit)
+    rows, vector = _while_computing(lexical_query, embed)
+    lexical = [row[0] for row in rows]
+    if exact:
+        return Legs(dense=_dense_scan(parts, vector, limit), lexical=lexical, vector=vector)
     dense = _dense_approximate(queryset, vector, limit, share=scope_rows / _table_rows(queryset.model))
     if len(dense) < limit:
-        dense = _scan(queryset, vector, [], limit).dense
-    return Legs(dense=dense, lexical=_lexical_indexed(queryset, terms, limit))
+        dense = _dense_scan(parts, vector, limit)
+    return Legs(dense=dense, lexical=lexical, vector=vector)
 
 
 def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
     """(id, cosine) best first; never fewer than `limit` when the scope holds that many."""
-    return candidate_legs(queryset, vector, [], limit).dense
+    return candidate_legs(queryset, lambda: vector, [], limit).dense
 
 
 def _vector_from_binary(data) -> np.ndarray | None:
@@ -230,17 +270,21 @@ def _vector_from_binary(data) -> np.ndarray | None:
 def _search(
     queryset: QuerySet,
     params: SearchParams,
+    started: float,
     *,
     last_used: str,
     importance: str | None,
     default_weights: Weights,
     rrf_k: int = RRF_K,
+    parts: list[QuerySet] | None = None,
 ) -> SearchResult:
-    """`last_used` and `importance` name the columns behind recency and importance (None: no importance)."""
-    started = time.perf_counter()
-    vector = embeddings.encode_one(params.query)
+    """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
+    recency and importance (None: no importance). `parts`: as in candidate_legs."""
     pool = max(params.k * 4, settings.SEARCH_CANDIDATES)
-    legs = candidate_legs(queryset, vector, query_terms(params.query), pool)
+    legs = candidate_legs(
+        queryset, lambda: embeddings.encode_one(params.query), query_terms(params.query), pool, parts=parts
+    )
+    vector = legs.vector
     fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k)
     # Every fused id came out of `queryset`, so the rows are fetched by primary key alone: repeating
     # the scope's filter here made the planner intersect it with the key lookup (2 ms for nothing).
@@ -294,16 +338,28 @@ def _search(
     return SearchResult(hits=hits, abstained=not hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def memories_for_question(principal: Principal, *, user: User | None, params: SearchParams) -> QuerySet[Memory]:
-    scoped = scoped_memories(principal, user=user, scopes=params.scopes, session=params.session, project=params.project)
-    return valid_at(scoped, as_of=params.as_of, known_at=params.known_at, include_archived=params.include_archived)
+def memory_parts_for_question(
+    principal: Principal, *, user: User | None, params: SearchParams
+) -> list[QuerySet[Memory]]:
+    """The memories a question may find, valid at its times, as the disjoint parts of its scopes
+    (scoping.scoped_memory_parts); scoping.memories_of_parts joins them into one queryset."""
+    parts = scoped_memory_parts(
+        principal, user=user, scopes=params.scopes, session=params.session, project=params.project
+    )
+    now = timezone.now()  # one "now" for every part
+    as_of, known_at = params.as_of or now, params.known_at or now
+    return [valid_at(part, as_of=as_of, known_at=known_at, include_archived=params.include_archived) for part in parts]
 
 
 def search_memories(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
     """Memories for a question, best first, with each result's score components."""
+    started = time.perf_counter()
+    parts = memory_parts_for_question(principal, user=user, params=params)
     return _search(
-        memories_for_question(principal, user=user, params=params),
+        memories_of_parts(parts),
         params,
+        started,
+        parts=parts,
         last_used="last_accessed_at",
         importance="importance",
         default_weights=Weights(*settings.SEARCH_WEIGHTS),
@@ -313,6 +369,7 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
 def search_episodes(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
     """The raw archive, for questions no extracted fact answers: relevance only by default, and no
     diversification unless asked (turns are seldom restatements; dropping a near neighbour loses evidence)."""
+    started = time.perf_counter()
     episodes = scoped_episodes(principal, user=user)
     if params.session:
         episodes = episodes.filter(session=params.session)
@@ -325,6 +382,7 @@ def search_episodes(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         episodes,
         params,
+        started,
         last_used="occurred_at",
         importance=None,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),

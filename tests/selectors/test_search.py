@@ -7,10 +7,18 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memoryapp.models import AccessLog, Memory
+from memoryapp import embeddings
+from memoryapp.models import AccessLog, Memory, Project
 from memoryapp.selectors.context import context_assemble, count_tokens
 from memoryapp.selectors.ranking import Weights
-from memoryapp.selectors.scoping import Principal, scoped_episodes, scoped_memories, valid_at
+from memoryapp.selectors.scoping import (
+    ALL_SCOPES,
+    Principal,
+    scoped_episodes,
+    scoped_memories,
+    scoped_memory_parts,
+    valid_at,
+)
 from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
 from tests.factories import at, make_agent, make_memory, say
 
@@ -76,13 +84,43 @@ def test_requested_scopes_limit_what_comes_back(alice):
         organization=alice.organization,
         text="The team deploys on Fridays.",
         scope="org",
-        embedding=np.ones(384, dtype=np.float32) / np.sqrt(384),
+        embedding=embeddings.encode_one("The team deploys on Fridays."),
     )
     principal = Principal.for_user(alice)
     assert scoped_memories(principal, user=alice, scopes=["user"]).count() == 1
     assert scoped_memories(principal, user=alice, scopes=["session"], session="s1").count() == 1
     assert scoped_memories(principal, user=alice, scopes=["session"], session="s2").count() == 0
     assert scoped_memories(principal, user=alice, scopes=["org"]).count() == 1
+
+    def found(**params):
+        return texts(search_memories(principal, user=alice, params=SearchParams(min_score=0.0, **params)))
+
+    assert found(query="what do we know", scopes=("org",)) == ["The team deploys on Fridays."]
+    assert found(query="units", scopes=("user",)) == ["Alice prefers metric units."]
+    assert found(query="what is Alice doing", scopes=("session",)) == []  # no session named: no session memories
+    assert len(found(query="what do we know", session="s1")) == 3
+
+
+def test_scope_parts_are_the_scoped_memories_without_overlap(alice, bob, alice_memories):
+    """The search reads the scopes part by part (scoped_memory_parts): the parts together must be
+    exactly what scoped_memories allows, each memory in one part."""
+    make_memory(alice, "Alice is debugging the login page right now.", scope="session", session="s1")
+    make_memory(bob, "Bob likes tea.")
+    apollo = Project.objects.create(organization=alice.organization, name="Apollo")
+    apollo.members.add(alice)
+    for scope, project in (("project", apollo), ("org", None)):
+        Memory.objects.create(
+            organization=alice.organization, text=f"A {scope} memory.", scope=scope, project=project,
+            embedding=np.ones(384) / np.sqrt(384),
+        )
+    agent, _ = make_agent(alice.organization)
+    for principal in (Principal.for_user(alice), Principal.for_user(bob), Principal.for_agent(agent)):
+        for scopes in (ALL_SCOPES, ("user",), ("project", "org")):
+            parts = scoped_memory_parts(principal, user=alice, scopes=scopes, session="s1")
+            ids = [pk for part in parts for pk in part.values_list("pk", flat=True)]
+            assert len(ids) == len(set(ids))
+            scoped = scoped_memories(principal, user=alice, scopes=scopes, session="s1")
+            assert set(ids) == set(scoped.values_list("pk", flat=True))
 
 
 def test_validity_world_and_belief_time(alice):
