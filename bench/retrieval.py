@@ -344,7 +344,9 @@ def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[st
     took, wall, paths = [], [], Counter()
     with PathProbe() as probe:
         for query in queries:
-            params = search.SearchParams(query=query, k=k, scopes=scopes)
+            # min_score=0: the synthetic vectors are unrelated to real questions, and a search that
+            # abstains would skip loading its hits.
+            params = search.SearchParams(query=query, k=k, scopes=scopes, min_score=0.0)
             started = time.perf_counter()
             result = search.search_memories(principal, user=user, params=params)
             wall.append((time.perf_counter() - started) * 1000)
