@@ -83,6 +83,11 @@ def _get_model():
     return _model
 
 
+def warm_up() -> None:
+    """Load the model and run it once (the first call also pays for lazy initialisation)."""
+    encode(["warm up"])
+
+
 def encode(texts: list[str]) -> np.ndarray:
     """Unit-length float32 vectors, one row per text, encoded in batches (normalised again in float32:
     a bfloat16 model's own normalisation leaves norms off 1 by up to 0.3%)."""
