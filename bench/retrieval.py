@@ -471,16 +471,13 @@ def main() -> None:
         "--torch-threads",
         type=int,
         default=1,
-        help="intra-op threads for the query embedding (0: torch's default, one per core)",
+        help="EMBEDDING_THREADS: intra-op threads for the query embedding (0: torch's default, one per core)",
     )
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--skip-locomo", action="store_true")
     args = parser.parse_args()
 
-    if args.torch_threads:
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
+    settings.EMBEDDING_THREADS = args.torch_threads
     say(f"bench data: {os.environ['MEMORYAPP_DATA_DIR']}; torch threads: {args.torch_threads or 'default'}")
     call_command("migrate", verbosity=0)
     if not args.skip_scale:

@@ -72,6 +72,8 @@ def _get_model():
                 path = model_path()
                 if not path.exists():
                     raise FileNotFoundError(f"embedding model not found at {path} (EMBEDDING_MODEL)")
+                if settings.EMBEDDING_THREADS:
+                    torch.set_num_threads(settings.EMBEDDING_THREADS)
                 dtype = getattr(torch, precision())
                 model = SentenceTransformer(str(path), device="cpu", model_kwargs={"torch_dtype": dtype})
                 dim = model.get_embedding_dimension()

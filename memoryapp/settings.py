@@ -166,6 +166,10 @@ EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)  # short texts: 64 ran
 # float32 elsewhere. On this machine bfloat16 embeds a query in 8 ms instead of 11 and a batch in
 # half the time, with vectors at cosine 0.9999 of float32's (LoCoMo dense recall@5 unchanged).
 EMBEDDING_PRECISION = os.environ.get("EMBEDDING_PRECISION", "auto")
+# Threads each process gives the model (0: torch's default, one per core). The web process and the
+# worker both embed; with two threads each on two cores they fought over the cores (OpenMP spins):
+# ingestion ran at 113 messages/s, against 171 with one thread each.
+EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1)
 
 # Optional LLM (OpenAI-compatible chat completions); unset means the offline rules engine.
 MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from memoryapp.models import Organization
 from memoryapp.services.actors import ActorRef
-from memoryapp.services.ingest import MessageIn, episodes_embed, episodes_ingest
+from memoryapp.services.ingest import MessageIn, episodes_ingest
 from memoryapp.services.tenancy import agent_create, user_create
 
 PASSWORD = "correct-horse-battery"
@@ -37,8 +37,8 @@ def at(text: str) -> datetime:
 
 
 def say(user, content: str, *, when: str | None = None, session: str = "", source: str = "user"):
-    """Ingest one message from the user (or another source) and return its episode, embedded as
-    extraction would embed it."""
+    """Ingest one message from the user (or another source) and return its episode (embedded, as
+    ingest stores it)."""
     result = episodes_ingest(
         organization=user.organization,
         user=user,
@@ -46,7 +46,6 @@ def say(user, content: str, *, when: str | None = None, session: str = "", sourc
         actor=ActorRef("agent", "test"),
         messages=[MessageIn(source=source, content=content, occurred_at=at(when) if when else None)],
     )
-    episodes_embed(result.episodes)
     return result.episodes[0] if result.episodes else None
 
 

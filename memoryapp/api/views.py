@@ -30,7 +30,7 @@ from memoryapp.services.access import access_record
 from memoryapp.services.apply import MemoryDraft, candidate_apply
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extraction import episodes_extract
-from memoryapp.services.ingest import MessageIn, episodes_embed, episodes_ingest
+from memoryapp.services.ingest import MessageIn, episodes_ingest
 from memoryapp.services.jobs import job_create, job_enqueue
 from memoryapp.services.tenancy import project_for_write, user_for_write
 
@@ -179,7 +179,6 @@ class MemoriesView(Api):
                 return Response({"operations": [], "memory": None, "paused": True,
                                  "message": f"memory writing is paused for {user.external_id}; nothing was stored"})
             episode = result.episodes[0]
-            episodes_embed([episode])
             Episode.objects.filter(pk=episode.pk).update(extraction=Episode.Extraction.DONE)
             candidate = Candidate(
                 text=episode.content, subject=(data["subject"] or user.external_id).lower(),

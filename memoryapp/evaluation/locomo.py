@@ -24,7 +24,7 @@ from django.db import transaction
 
 from memoryapp.models import Episode, Organization, User
 from memoryapp.services.actors import ActorRef
-from memoryapp.services.ingest import MessageIn, episodes_embed, episodes_ingest
+from memoryapp.services.ingest import MessageIn, episodes_ingest
 from memoryapp.services.tenancy import user_get_or_create_for_agent
 
 # Sessions carry a minute-resolution date only; spacing the turns keeps their order in occurred_at.
@@ -172,7 +172,6 @@ def _import_one(*, organization: Organization, conversation: Conversation, actor
                     for turn in batch
                 ],
             )
-            episodes_embed(result.episodes)  # what extraction would do first; nothing is extracted
             for turn, episode in zip(batch, result.episodes, strict=False):
                 stored[turn.dia_id] = episode.id
                 created += 1

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memoryapp', '0003_memory_org_scope_index'),
+        ("memoryapp", "0003_memory_org_scope_index"),
     ]
 
     operations = [

@@ -1,6 +1,6 @@
 """Extraction: new episodes become candidates, each judged and applied. One transaction per run of
-a conversation's episodes marks them done with their operations, so a re-run after a crash
-changes nothing (each operation is still atomic with its event, in a savepoint)."""
+a conversation's episodes marks them done with their operations and events, so a re-run after a
+crash changes nothing."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from django.db import transaction
 from memoryapp import embeddings
 from memoryapp.models import Episode, Memory
 from memoryapp.services.actors import ActorRef
-from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, draft_from_candidate
+from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, draft_from_candidate, events_batched
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
 from memoryapp.services.gate import looks_like_instruction
-from memoryapp.services.ingest import episodes_vectorize
+from memoryapp.services.ingest import episodes_embed
 
 SESSION_CONTEXT_EPISODES = 20
 UNTRUSTED_CONFIDENCE = 0.5
@@ -39,12 +39,9 @@ def episodes_extract(
     )
     conversations = [list(group) for _, group in groupby(pending, key=lambda e: (e.user_id, e.session))]
     found = [_candidates(conversation, extractor) for conversation in conversations]
-    # One batch for every text, episodes and candidates alike (per-conversation batches ran at two
-    # thirds of the rate). The episodes' vectors are saved with the extraction's outcome: one new
-    # row version per episode rather than two (each is an insertion into every index of the table,
-    # the vector index included).
-    _, candidate_vectors = episodes_vectorize(pending, also=[c.text for candidates in found for c in candidates])
-    vectors = iter(candidate_vectors)
+    episodes_embed(pending)  # ingest embeds them: only episodes stored before it did lack a vector
+    # One batch for all conversations' candidates (per-conversation batches ran at two thirds of the rate).
+    vectors = iter(embeddings.encode([c.text for candidates in found for c in candidates]))
     operations: list[Operation] = []
     done = 0
     for conversation, candidates in zip(conversations, found, strict=True):
@@ -86,6 +83,7 @@ def _candidates(episodes: list[Episode], extractor: Extractor) -> list[Candidate
 
 
 @transaction.atomic
+@events_batched()
 def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: ActorRef) -> list[Operation]:
     """`candidates[i]` are episode i's (candidate, vector) pairs. Episodes already done are skipped."""
     # The row locks make a concurrent run for the same episodes wait, then see them done.
@@ -105,7 +103,7 @@ def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: A
                 operations += _apply_episode(episode, found, actor=actor)
     for episode in finished:
         episode.extraction = outcome
-    Episode.objects.bulk_update(finished, ["extraction", "embedding"])
+    Episode.objects.bulk_update(finished, ["extraction"])
     return operations
 
 

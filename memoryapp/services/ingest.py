@@ -1,12 +1,11 @@
-"""Ingest: episodes pass the gate (size, secrets) and are stored; extraction follows after commit."""
+"""Ingest: episodes pass the gate (size, secrets) and are stored with their vectors; extraction
+follows after commit."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -14,7 +13,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.models import Agent, Episode, MemoryEvent, Organization, Project, User
 from memoryapp.services.actors import ActorRef
-from memoryapp.services.apply import event_record
+from memoryapp.services.apply import event_record, events_batched
 from memoryapp.services.gate import GateRefused, check_size, redact_secrets
 
 
@@ -56,8 +55,9 @@ def episodes_ingest(
 ) -> IngestResult:
     """Store the messages as episodes, all or nothing. Refuses (GateRefused) before storing anything.
 
-    Episodes are embedded by extraction (episodes_embed), in the worker's batches, so that the
-    request itself only checks and stores."""
+    The episodes are embedded here, in one batch before the transaction opens: they are searchable
+    by meaning as soon as the call returns, and extraction only embeds its candidates (and does not
+    write each episode's row a second time for its vector)."""
     if not messages:
         raise GateRefused("empty", "no messages to store")
     if len(messages) > settings.MEMORY_MAX_MESSAGES_PER_REQUEST:
@@ -73,13 +73,13 @@ def episodes_ingest(
         return IngestResult(episodes=[], paused=True)
 
     cleaned = [redact_secrets(message.content) for message in messages]
+    vectors = embeddings.encode([content for content, _ in cleaned])
     now = timezone.now()
-    redactions = 0
-    with transaction.atomic():
-        episodes = []
-        for message, (content, kinds) in zip(messages, cleaned, strict=True):
-            source = Episode.Source(message.source)
-            episode = Episode.objects.create(
+    episodes = []
+    for message, (content, _), vector in zip(messages, cleaned, vectors, strict=True):
+        source = Episode.Source(message.source)
+        episodes.append(
+            Episode(
                 organization=organization,
                 user=user,
                 project=project,
@@ -91,8 +91,13 @@ def episodes_ingest(
                 metadata=_redact_json(message.metadata or {}),
                 occurred_at=message.occurred_at or now,
                 received_at=now,
+                embedding=vector,
             )
-            episodes.append(episode)
+        )
+    redactions = 0
+    with transaction.atomic(), events_batched():
+        Episode.objects.bulk_create(episodes)
+        for episode, (_, kinds) in zip(episodes, cleaned, strict=True):
             if kinds:
                 redactions += len(kinds)
                 event_record(
@@ -107,18 +112,10 @@ def episodes_ingest(
     return IngestResult(episodes=episodes, redactions=redactions)
 
 
-def episodes_vectorize(episodes: list[Episode], *, also: Sequence[str] = ()) -> tuple[list[Episode], np.ndarray]:
-    """Give the episodes that have no vector yet one, unsaved, in one batch with the texts `also`;
-    returns the episodes given a vector and the vectors of `also`."""
-    missing = [e for e in episodes if e.embedding is None]
-    vectors = embeddings.encode([e.content for e in missing] + list(also))
-    for episode, vector in zip(missing, vectors, strict=False):
-        episode.embedding = vector
-    return missing, vectors[len(missing) :]
-
-
 def episodes_embed(episodes: list[Episode]) -> None:
-    """Embed and save the episodes that have no vector yet, in one batch."""
-    missing, _ = episodes_vectorize(episodes)
+    """Embed and save, in one batch, the episodes that have no vector (stored before ingest embedded)."""
+    missing = [e for e in episodes if e.embedding is None]
     if missing:
+        for episode, vector in zip(missing, embeddings.encode([e.content for e in missing]), strict=True):
+            episode.embedding = vector
         Episode.objects.bulk_update(missing, ["embedding"])

@@ -277,7 +277,7 @@ def test_episodes_answer_what_no_fact_holds(alice):
 def test_an_episode_not_yet_embedded_is_found_by_its_words(alice):
     say(alice, "We watched the eclipse from the lake shore last summer.", when="2025-02-02")
     pending = say(alice, "The quokka selfie was taken on Rottnest Island.", when="2025-02-03")
-    type(pending).objects.filter(pk=pending.pk).update(embedding=None)  # extraction (which embeds) still queued
+    type(pending).objects.filter(pk=pending.pk).update(embedding=None)  # stored before ingest embedded
 
     result = search_episodes(Principal.for_user(alice), user=alice, params=SearchParams(query="quokka selfie"))
 

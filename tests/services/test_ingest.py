@@ -5,6 +5,7 @@ import pytest
 
 from memoryapp.models import Episode, Memory, MemoryEvent
 from memoryapp.selectors.scoping import Principal, scoped_memories, valid_at
+from memoryapp.selectors.search import SearchParams, search_episodes
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.gate import GateRefused
@@ -92,3 +93,16 @@ def test_paused_user_stores_nothing_and_says_so(alice):
     alice.save()
     result = ingest(alice, "I live in Porto.")
     assert result.paused and result.episodes == [] and Episode.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_an_episode_is_found_by_meaning_before_extraction_runs(alice):
+    """Ingest stores each episode with its vector: a paraphrase finds it while extraction is still queued."""
+    ingest(alice, "We adopted a grey kitten from the shelter on Saturday.", "The quarterly report is due Friday.")
+    assert not Episode.objects.filter(user=alice, embedding__isnull=True).exists()
+    assert set(Episode.objects.filter(user=alice).values_list("extraction", flat=True)) == {Episode.Extraction.PENDING}
+
+    result = search_episodes(Principal.for_user(alice), user=alice, params=SearchParams(query="new pet cat", k=1))
+
+    assert [hit.item.content for hit in result.hits] == ["We adopted a grey kitten from the shelter on Saturday."]
+    assert result.hits[0].components["lexical_rank"] is None  # no word in common: found by its vector
