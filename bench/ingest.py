@@ -3,10 +3,12 @@
     .venv/bin/python bench/ingest.py [--messages 2000] [--batch 50] [--users 20]
 
 Runs on its own embedded servers under MEMORYAPP_DATA_DIR (default var/bench-ingest). The web
-side is Django's request handler in this process (POST /api/v1/episodes, without `wait`: 202
-and a job); one worker process (`celery worker --pool solo`) extracts with the rules engine and
-batched embeddings. Prints messages per second from the first API call to the last job done,
-the API's own share, the worker's peak memory (RSS), and the memories committed. The timed run
+side is Django's request handler in this process (POST /api/v1/episodes, without `wait`: the
+episodes are embedded in one batch and stored, 202 and a job); one worker process (`celery worker
+--pool solo`) extracts with the rules engine, embedding the candidates in one batch per job. Each
+process embeds on one thread (EMBEDDING_THREADS). Prints messages per second from the first API
+call to the last job done, the API's own share, the worker's peak memory (RSS), and the memories
+committed. The timed run
 starts once a one-message job has gone through: the figures are a warm worker's, and that first
 job's time is printed apart.
 """
@@ -141,8 +143,9 @@ def main() -> None:
     memories = Memory.objects.filter(organization=organization).count()
     print(f"messages            {args.messages} in {len(jobs)} API calls of {args.batch}, {args.users} users")
     print(f"end to end          {elapsed:.1f} s  ->  {args.messages / elapsed:.0f} messages/s (one worker process)")
-    print(f"API share           {api_seconds:.1f} s (gate, insert, commit, enqueue; the worker embeds)")
-    print(f"worker share        {elapsed - api_seconds:.1f} s after the last API call returned, or overlapping it")
+    print(f"API share           {api_seconds:.1f} s (gate, embed the episodes, insert, commit, enqueue)")
+    print(f"worker share        {elapsed - api_seconds:.1f} s after the last API call returned (extract, embed the"
+          " candidates, judge, apply), the rest overlapping the API calls")
     print(f"memories committed  {memories}   failed jobs {failed}")
     print(f"worker peak memory  {peak[0] / 2**20:.0f} MiB RSS")
     print(f"first job           {first_job:.1f} s after the worker answered (one message; before the timed run)")
