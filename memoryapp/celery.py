@@ -13,8 +13,8 @@ app.autodiscover_tasks()
 
 
 def _load_embedding_model_soon() -> None:
-    """Extraction embeds every message: load the model (~4 s, mostly importing torch) when a process
-    that runs tasks starts, not on its first task. In the background, so a prefork child still reports
+    """Extraction embeds the facts it finds: load the model (~4 s, mostly importing torch) when a
+    process that runs tasks starts, not on its first task. In the background, so a prefork child still reports
     ready within the pool's start-up timeout; a task that comes sooner waits for the load."""
     from memoryapp import embeddings
 

@@ -297,7 +297,7 @@ def _search(
         Func(F("embedding"), function="vector_send", output_field=BinaryField()),
     )
     facts = {pk: (used, float(weight), _vector_from_binary(data)) for pk, used, weight, data in columns}
-    # A row not embedded yet (its extraction still queued) has no cosine: its word match is the evidence.
+    # A row without a vector (an episode stored before ingest embedded) has no cosine: its word match is the evidence.
     cosine = {pk: None if fact[2] is None else float(fact[2] @ vector) for pk, fact in facts.items()}
     min_score = settings.SEARCH_MIN_RELEVANCE if params.min_score is None else params.min_score
     now = timezone.now()
