@@ -90,6 +90,13 @@ def warm_up() -> None:
     encode(["warm up"])
 
 
+def load_in_background() -> None:
+    """Warm the model up on a background thread, for a process about to serve: its first search or
+    ingest then does not pay the ~4 s load (mostly importing torch). A call that comes sooner waits
+    for the load, which holds the model lock."""
+    threading.Thread(target=warm_up, name="embedding-model-load", daemon=True).start()
+
+
 def encode(texts: list[str]) -> np.ndarray:
     """Unit-length float32 vectors, one row per text, encoded in batches (normalised again in float32:
     a bfloat16 model's own normalisation leaves norms off 1 by up to 0.3%)."""

@@ -37,6 +37,14 @@ def healthz(port: int) -> int:
         return 0
 
 
+def health(port: int) -> dict:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return json.loads(error.read())
+
+
 def processes_using(data_dir: Path) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline", "environ"]):
@@ -108,6 +116,10 @@ def test_make_run_serves_reuses_its_data_and_stops_cleanly(data_dir):
 
     stack, log = start_stack(data_dir, port)
     key = re.search(r"agent API key  : (mk_\S+)", log.read_text()).group(1)
+    deadline = time.monotonic() + 60  # the web process loads its model as it starts, not on a first request
+    while not health(port)["embedding_model"]["loaded"]:
+        assert time.monotonic() < deadline, "the web process did not load the embedding model on its own"
+        time.sleep(0.5)
     job = api(
         port, key, "POST", "episodes", {"user": "sam", "messages": [{"role": "user", "content": "I live in Porto."}]}
     )
