@@ -209,7 +209,8 @@ class MemoriesView(Api):
         params = self.valid(MemoryListQuery, request.query_params.dict())
         user = user_visible(principal, params["user"]) if params.get("user") else None
         memories = scoped_memories(principal, user=user, scopes=[params["scope"]] if params.get("scope") else
-                                   Memory.Scope.values, session=params.get("session", ""))
+                                   Memory.Scope.values, session=params.get("session", ""),
+                                   all_sessions=not params.get("session"))
         if params.get("status"):
             memories = memories.filter(status=params["status"])
         else:

@@ -80,9 +80,13 @@ def scoped_memory_parts(
     scopes: Iterable[str] = ALL_SCOPES,
     session: str = "",
     project: Project | None = None,
+    all_sessions: bool = False,
 ) -> list[QuerySet[Memory]]:
     """The memories of scoped_memories as one queryset per requested scope. A memory has one scope,
-    so the parts never overlap; a search reads each part on its own, where an index serves it whole."""
+    so the parts never overlap; a search reads each part on its own, where an index serves it whole.
+
+    Session memories come from `session` only, or from every session with `all_sessions` (what lists
+    and governance show: an agent's search is about its own session, a person sees them all)."""
     scopes = set(scopes)
     base = Memory.objects.filter(organization_id=principal.organization_id)
     owned = _allowed_users_q(principal, "user_id")
@@ -92,8 +96,9 @@ def scoped_memory_parts(
     personal = owned & (Q(user=user) if user is not None else Q())
     if "user" in scopes:
         parts.append(base.filter(Q(scope=Memory.Scope.USER) & personal))
-    if "session" in scopes and session:
-        parts.append(base.filter(Q(scope=Memory.Scope.SESSION, session=session) & personal))
+    if "session" in scopes and (session or all_sessions):
+        in_session = Q(scope=Memory.Scope.SESSION) & (Q() if all_sessions else Q(session=session))
+        parts.append(base.filter(in_session & personal))
     if "project" in scopes and allowed_projects != []:  # [] is a user in no project
         in_project = Q(scope=Memory.Scope.PROJECT)
         if project is not None:
@@ -118,9 +123,13 @@ def scoped_memories(
     scopes: Iterable[str] = ALL_SCOPES,
     session: str = "",
     project: Project | None = None,
+    all_sessions: bool = False,
 ) -> QuerySet[Memory]:
-    """Memories the principal may read, limited to `user` and the requested scopes."""
-    parts = scoped_memory_parts(principal, user=user, scopes=scopes, session=session, project=project)
+    """Memories the principal may read, limited to `user` and the requested scopes (sessions as in
+    scoped_memory_parts)."""
+    parts = scoped_memory_parts(
+        principal, user=user, scopes=scopes, session=session, project=project, all_sessions=all_sessions
+    )
     return memories_of_parts(parts)
 
 
@@ -171,8 +180,9 @@ def user_visible(principal: Principal, external_id: str) -> User:
 
 
 def memory_visible(principal: Principal, memory_id) -> Memory:
-    """Any memory the principal may read, whatever its status or scope (else 404)."""
-    memory = scoped_memories(principal).filter(pk=memory_id).select_related("user", "project").first()
+    """Any memory the principal may read, whatever its status, scope or session (else 404)."""
+    memories = scoped_memories(principal, all_sessions=True)
+    memory = memories.filter(pk=memory_id).select_related("user", "project").first()
     if memory is None:
         raise Http404("no such memory")
     return memory

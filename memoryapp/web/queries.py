@@ -30,8 +30,8 @@ from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, 
 from memoryapp.selectors.search import SearchParams, search_memories
 from memoryapp.services import govern
 
-# An end user's own memories plus those of the projects they belong to.
-MY_SCOPES = (Memory.Scope.USER, Memory.Scope.PROJECT)
+# An end user's own memories (of every session too) plus those of the projects they belong to.
+MY_SCOPES = (Memory.Scope.USER, Memory.Scope.SESSION, Memory.Scope.PROJECT)
 SEARCH_RESULTS = 30
 READS_SHOWN = 50
 # A queued job younger than this still counts as about to run (the jobs page keeps polling);
@@ -81,6 +81,11 @@ def _filtered(memories: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Me
     return memories
 
 
+def _visible(principal: Principal) -> QuerySet[Memory]:
+    """Every memory the principal may see, of any scope and any session."""
+    return scoped_memories(principal, all_sessions=True)
+
+
 def memories_listing(
     principal: Principal, *, user: User | None, filters: MemoryFilters, scopes: Iterable[str] = ALL_SCOPES
 ) -> MemoryListing:
@@ -88,7 +93,7 @@ def memories_listing(
     this would get: memories true now, best first), narrowed by the other filters; without one,
     every memory the filters match, newest first."""
     scopes = (filters.scope,) if filters.scope else tuple(scopes)
-    memories = _filtered(scoped_memories(principal, user=user, scopes=scopes), filters)
+    memories = _filtered(scoped_memories(principal, user=user, scopes=scopes, all_sessions=True), filters)
     if not filters.query:
         return MemoryListing(rows=_with_list_columns(memories).order_by("-valid_from", "-recorded_at"))
     params = SearchParams(query=filters.query, k=SEARCH_RESULTS, scopes=scopes)
@@ -190,7 +195,7 @@ def event_rows(organization_id, events: Sequence[MemoryEvent]) -> list[EventRow]
 def _versions(principal: Principal, memory: Memory) -> list[Version]:
     """Every version of the fact (the supersedes chain), in world-time order, each with its events."""
     chain = govern._versions({memory.pk})
-    memories = list(scoped_memories(principal).filter(pk__in=chain).order_by("valid_from", "recorded_at"))
+    memories = list(_visible(principal).filter(pk__in=chain).order_by("valid_from", "recorded_at"))
     events = list(MemoryEvent.objects.filter(organization_id=principal.organization_id,
                                              memory_id__in=[m.pk for m in memories]).order_by("created_at"))
     rows = event_rows(principal.organization_id, events)
@@ -210,7 +215,7 @@ def _reads(principal: Principal, memory: Memory) -> list[Read]:
 
 def memory_page(principal: Principal, memory: Memory) -> MemoryPage:
     """Where the memory came from, what was built from it, its versions over time and who read it."""
-    visible = scoped_memories(principal)
+    visible = _visible(principal)
     sources = list(MemorySource.objects.filter(memory=memory, episode__in=scoped_episodes(principal))
                    .select_related("episode").order_by("episode__occurred_at"))
     reads = _reads(principal, memory)
@@ -234,7 +239,7 @@ class DeletionPreview:
 
 
 def deletion_preview(principal: Principal, plan: govern.DeletionPlan) -> DeletionPreview:
-    visible = scoped_memories(principal)
+    visible = _visible(principal)
     return DeletionPreview(
         plan=plan,
         memories=list(visible.filter(pk__in=plan.memories).order_by("valid_from")),
@@ -264,7 +269,7 @@ def org_agents(principal: Principal) -> QuerySet[Agent]:
 
 
 def quarantine_queue(principal: Principal) -> QuerySet[Memory]:
-    return (scoped_memories(principal).filter(status=Memory.Status.QUARANTINED)
+    return (_visible(principal).filter(status=Memory.Status.QUARANTINED)
             .select_related("user", "agent").prefetch_related("sources").order_by("-recorded_at"))
 
 
@@ -294,7 +299,7 @@ def operations_log(principal: Principal, filters: EventFilters) -> QuerySet[Memo
 
 def existing_memory_ids(principal: Principal, ids: Iterable) -> set:
     """Which of these memory ids still exist for the principal (the log links only to those)."""
-    return set(scoped_memories(principal).filter(pk__in=[pk for pk in ids if pk]).values_list("pk", flat=True))
+    return set(_visible(principal).filter(pk__in=[pk for pk in ids if pk]).values_list("pk", flat=True))
 
 
 @dataclass

@@ -122,3 +122,19 @@ def test_ingest_for_a_paused_user_stores_nothing_and_says_so(acme, acme_agent):
     assert response.status_code == 200 and response.body["paused"] is True
     assert "paused" in response.body["message"] and response.body["episodes"] == []
     assert not Memory.objects.filter(user=sam).exists()
+
+
+def test_a_session_memory_can_be_read_listed_and_deleted_by_id(acme_agent):
+    """A session memory is searched only within its session, but it is never unreachable."""
+    created = acme_agent.post("memories", {"user": "sam", "text": "Sam is debugging the login page.",
+                                           "scope": "session", "session": "s1"})
+    assert created.status_code == 201, created.body
+    memory_id = created.body["memory"]["id"]
+
+    assert acme_agent.get(f"memories/{memory_id}").status_code == 200
+    listed = acme_agent.get("memories?user=sam").body["results"]
+    assert [m["id"] for m in listed] == [memory_id]
+    assert acme_agent.get("memories?user=sam&session=s2").body["results"] == []
+    elsewhere = acme_agent.post("search", {"user": "sam", "query": "login page", "session": "s2"})
+    assert elsewhere.body["results"] == []
+    assert acme_agent.delete(f"memories/{memory_id}").status_code == 200

@@ -117,6 +117,14 @@ def test_memory_page_lists_summaries_built_from_it(alice_client, alice):
     assert "Built from memories" in summary_page and f"/memories/{porto.pk}/" in summary_page
 
 
+def test_session_memories_are_listed_and_open_for_their_owner_only(alice_client, bob_client, alice):
+    session_memory = make_memory(alice, "Alice is debugging the login page.", scope="session", session="s1")
+    assert "Alice is debugging the login page." in alice_client.get("/").content.decode()
+    assert alice_client.get(f"/memories/{session_memory.pk}/").status_code == 200
+    assert "Alice is debugging the login page." not in bob_client.get("/").content.decode()
+    assert bob_client.get(f"/memories/{session_memory.pk}/").status_code == 404
+
+
 def test_project_memories_show_for_members_only(alice_client, bob_client, alice, acme):
     project = Project.objects.create(organization=acme, name="Apollo")
     project.members.add(alice)
