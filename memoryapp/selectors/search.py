@@ -15,7 +15,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
-from django.db.models import BinaryField, F, Func, QuerySet, Value
+from django.db.models import BinaryField, BooleanField, F, Func, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 from psycopg import Pipeline
@@ -114,10 +114,11 @@ _LEXICAL_CTES = (
 )
 
 
-def _sql(queryset: QuerySet, *fields) -> tuple[str, list]:
+def _sql(querysets: list[QuerySet], *fields) -> tuple[str, list]:
+    """The rows of the querysets (disjoint: the parts of one scope) as one UNION ALL select of `fields`."""
     # not the model's default ordering: it would sort the whole scope for nothing
-    sql, params = queryset.order_by().values(*fields).query.sql_with_params()
-    return sql, list(params)
+    selects = [queryset.order_by().values(*fields).query.sql_with_params() for queryset in querysets]
+    return " UNION ALL ".join(sql for sql, _ in selects), [param for _, params in selects for param in params]
 
 
 def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
@@ -129,28 +130,30 @@ def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[t
     that would return fewer rows than asked."""
     if not parts:
         return []
-    selects = [_sql(part.annotate(distance=CosineDistance("embedding", vector)), "id", "distance") for part in parts]
+    distances = [part.annotate(distance=CosineDistance("embedding", vector)) for part in parts]
+    sql, params = _sql(distances, "id", "distance")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH scoped AS MATERIALIZED ({' UNION ALL '.join(sql for sql, _ in selects)}) "
+            f"WITH scoped AS MATERIALIZED ({sql}) "
             "SELECT id, 1 - distance FROM scoped WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %s",
-            [*(param for _, params in selects for param in params), limit],
+            [*params, limit],
         )
         return [(pk, float(cosine)) for pk, cosine in cursor.fetchall()]
 
 
+def _lexical_ranking(matched: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
+    """The full-text leg's query (SQL and parameters): _LEXICAL_CTES over the rows `matched` selects."""
+    sql, params = _sql(matched, "id", "search_vector")
+    ranking = f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
+    return ranking, [*params, terms, limit]
+
+
 def _lexical_scan(parts: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg of a small scope (SQL and parameters), matched row by row over the scope's
-    parts. ts_match_vq is the @@ operator in a form the planner cannot answer from the GIN index, which
-    for a common word (a name) would fetch every row of the organization that has it."""
-    sources = [_sql(part, "id", "search_vector") for part in parts]
-    return (
-        f"WITH matched AS MATERIALIZED (SELECT id, search_vector "
-        f"  FROM ({' UNION ALL '.join(sql for sql, _ in sources)}) AS scoped "
-        f"  WHERE ts_match_vq(search_vector, to_tsquery('english', %s))), "
-        f"{_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position",
-        [*(param for _, params in sources for param in params), " | ".join(terms), terms, limit],
-    )
+    """The full-text leg of a small scope, matched row by row over the scope's parts. ts_match_vq is
+    the @@ operator in a form the planner cannot answer from the GIN index, which for a common word
+    (a name) would fetch every row of the organization that has it."""
+    matches = Func(F("search_vector"), _any_term(terms), function="ts_match_vq", output_field=BooleanField())
+    return _lexical_ranking([part.filter(matches) for part in parts], terms, limit)
 
 
 def _estimated_rows(queryset: QuerySet) -> float:
@@ -200,10 +203,8 @@ def _dense_approximate(
 
 
 def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg of a large scope (SQL and parameters): the matching rows come through the GIN index."""
-    sql, params = _sql(queryset.filter(search_vector=_any_term(terms)), "id", "search_vector")
-    lexical = f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
-    return lexical, [*params, terms, limit]
+    """The full-text leg of a large scope: the matching rows come through the GIN index."""
+    return _lexical_ranking([queryset.filter(search_vector=_any_term(terms))], terms, limit)
 
 
 def _while_computing(query: tuple[str, list] | None, compute: Callable[[], np.ndarray]) -> tuple[list, np.ndarray]:
