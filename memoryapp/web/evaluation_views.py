@@ -124,18 +124,27 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class BarChart:
+class ChartFrame:
+    """What every chart draws first (web/_chart_frame.html): its size, plot area and value grid."""
+
     width: int
     height: int
     left: float
     right: float
     bottom: float
-    tick_x: float
     label_y: float
     grid: list[GridLine]
+    description: str
+
+    @property
+    def tick_x(self) -> float:
+        return self.left - 6  # the grid's values end just left of the axis
+
+
+@dataclass(frozen=True)
+class BarChart(ChartFrame):
     bars: list[Bar]
     labels: list[AxisLabel]
-    description: str
 
 
 @dataclass(frozen=True)
@@ -158,19 +167,10 @@ class Line:
 
 
 @dataclass(frozen=True)
-class LineChart:
-    width: int
-    height: int
-    left: float
-    right: float
-    bottom: float
-    tick_x: float
-    label_y: float
-    grid: list[GridLine]
+class LineChart(ChartFrame):
     ticks: list[AxisLabel]
     lines: list[Line]
     markers: bool
-    description: str
 
 
 def percent(value: float, digits: int = 0) -> str:
@@ -211,7 +211,7 @@ def bar_chart(groups: list[tuple[tuple[str, ...], str, list[tuple[float, str, st
                             label_x=round(x + bar_width / 2, 1), label_y=round(bottom - bar_height - 5, 1),
                             title=tooltip))
         labels.append(AxisLabel(x=round(start + group_width / 2, 1), lines=label_lines, note=note))
-    return BarChart(width=width, height=height, left=left, right=right, bottom=bottom, tick_x=left - 6,
+    return BarChart(width=width, height=height, left=left, right=right, bottom=bottom,
                     label_y=bottom + 16, grid=_grid(1.0, 4, top, bottom), bars=bars, labels=labels,
                     description=description)
 
@@ -250,7 +250,7 @@ def line_chart(series: list[tuple[str, str, list[tuple[datetime, float, bool]]]]
     tick_moments = [first + (last - first) * i / max(count - 1, 1) for i in range(count)]
     ticks = [AxisLabel(x=x_of(when), lines=(_when(when, pattern),)) for when in tick_moments]
     digits = 1 if top_value / steps < 0.01 else 0  # a 0.5% step needs its decimal
-    return LineChart(width=width, height=height, left=left, right=right, bottom=bottom, tick_x=left - 6,
+    return LineChart(width=width, height=height, left=left, right=right, bottom=bottom,
                      label_y=bottom + 18, grid=_grid(top_value, steps, top, bottom, digits), ticks=ticks,
                      lines=lines, markers=max(len(points) for _, _, points in series) <= 120,
                      description=description)
