@@ -24,19 +24,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["DJANGO_SETTINGS_MODULE"] = "memoryapp.settings"
-os.environ.setdefault("MEMORYAPP_DATA_DIR", str(ROOT / "var" / "bench-ingest"))
-os.environ.pop("DATABASE_URL", None)
-os.environ.pop("REDIS_URL", None)
 os.environ["MEMORY_EXTRACTOR"] = "rules"
 
-import django
+from setup_django import setup_django
 
-django.setup()
+ROOT = setup_django("bench-ingest")
 
 import psutil
 from django.conf import settings

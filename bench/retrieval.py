@@ -21,25 +21,14 @@ import argparse
 import math
 import os
 import struct
-import sys
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ["DJANGO_SETTINGS_MODULE"] = "memoryapp.settings"
-os.environ.setdefault("MEMORYAPP_DATA_DIR", str(ROOT / "var" / "bench"))
-# Always the embedded servers under the bench folder: a configured server may hold real data.
-os.environ.pop("DATABASE_URL", None)
-os.environ.pop("REDIS_URL", None)
-if Path(os.environ["MEMORYAPP_DATA_DIR"]).resolve() == (ROOT / "var").resolve():
-    sys.exit("refusing to benchmark in var/ (the development data); set MEMORYAPP_DATA_DIR elsewhere")
+from setup_django import setup_django
 
-import django
-
-django.setup()
+ROOT = setup_django("bench")
 
 import numpy as np
 from django.conf import settings
