@@ -24,40 +24,29 @@ def database_url_for_other_processes() -> str:
     return f"postgresql://{user}:{password}@{host}:{port}/{name}"
 
 
+def celery_worker_start(hostname: str, *options: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    """A real `celery worker` process with one child, on the test database and the test Redis.
+    `options`: more worker options (a queue); `env`: more environment; `popen`: for subprocess.Popen."""
+    environment = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_other_processes(),
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+        **(env or {}),
+    }
+    command = [sys.executable, "-m", "celery", "-A", "memoryapp", "worker", *options, "--concurrency", "1",
+               "--loglevel", "WARNING", "--hostname", hostname, "--without-gossip", "--without-mingle"]
+    return subprocess.Popen(command, cwd=ROOT, env=environment, **popen)
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real Celery worker process (not eager mode) on the test database and the test Redis."""
-    with django_db_blocker.unblock():
-        database_url = database_url_for_other_processes()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": settings.REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
-    }
     from memoryapp.celery import app
 
     app.control.purge()
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "memoryapp",
-            "worker",
-            "--concurrency",
-            "1",
-            "--loglevel",
-            "WARNING",
-            "--hostname",
-            f"test-{os.getpid()}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    with django_db_blocker.unblock():
+        worker = celery_worker_start(f"test-{os.getpid()}@%h")
     deadline = time.monotonic() + 60
     while not app.control.ping(timeout=0.5):
         if worker.poll() is not None or time.monotonic() > deadline:

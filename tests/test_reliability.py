@@ -11,14 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from memoryapp.models import Episode, Job, Memory, MemoryEvent
 from memoryapp.services.jobs import job_create
 from memoryapp.tasks import extract_episodes
 from tests.api.conftest import AgentClient
-from tests.conftest import database_url_for_other_processes
+from tests.conftest import celery_worker_start, database_url_for_other_processes
 from tests.factories import make_agent, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,36 +46,7 @@ HOBBIES = [
 
 
 def start_worker(queue: str, env_extra: dict) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_for_other_processes(),
-        "REDIS_URL": settings.REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
-        **env_extra,
-    }
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "memoryapp",
-            "worker",
-            "-Q",
-            queue,
-            "--concurrency",
-            "1",
-            "--loglevel",
-            "WARNING",
-            "--hostname",
-            f"{queue}-{time.monotonic_ns()}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
+    return celery_worker_start(f"{queue}-{time.monotonic_ns()}@%h", "-Q", queue, env=env_extra, start_new_session=True)
 
 
 @pytest.mark.worker
