@@ -310,7 +310,7 @@ def _scan_nodes(plan: str) -> str:
 
 def exact_plan_outline(parts, vector) -> str:
     """The scan nodes of each scope part's exact pass: is the user's part an index-only scan?"""
-    annotated = (part.annotate(distance=search.CosineDistance("embedding", vector)) for part in parts)
+    annotated = (part.annotate(distance=search._ExactCosineDistance("embedding", vector)) for part in parts)
     return " + ".join(_scan_nodes(part.order_by().values("id", "distance").explain()) for part in annotated)
 
 

@@ -121,24 +121,28 @@ def _sql(querysets: list[QuerySet], *fields) -> tuple[str, list]:
     return " UNION ALL ".join(sql for sql, _ in selects), [param for _, params in selects for param in params]
 
 
+class _ExactCosineDistance(CosineDistance):
+    """`<=>` in its function form, which no HNSW index can answer: the planner has to read the scope
+    exactly, and keeps only the best rows while it reads (a top-N sort, no table of every distance)."""
+
+    function = "cosine_distance"
+    arg_joiner = ", "
+
+
 def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
     """Exact cosine over the scope, read part by part (see scoping.scoped_memory_parts): a user's part
     is then an index-only scan of memory_owner_search, where the parts joined by OR must visit the table.
-    Exact means k results whenever the scope holds k, whatever the store's size.
-
-    The distances are MATERIALIZED first: the planner cannot push the scope filter into an HNSW scan
-    that would return fewer rows than asked."""
+    Exact means k results whenever the scope holds k, whatever the store's size."""
     if not parts:
         return []
-    distances = [part.annotate(distance=CosineDistance("embedding", vector)) for part in parts]
+    distances = [part.annotate(distance=_ExactCosineDistance("embedding", vector)) for part in parts]
     sql, params = _sql(distances, "id", "distance")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH scoped AS MATERIALIZED ({sql}) "
-            "SELECT id, 1 - distance FROM scoped WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %s",
-            [*params, limit],
+            f"SELECT id, 1 - distance FROM ({sql}) scoped ORDER BY distance, id LIMIT %s", [*params, limit]
         )
-        return [(pk, float(cosine)) for pk, cosine in cursor.fetchall()]
+        # rows without a vector sort last, so they come back only where the scope has fewer than `limit` with one
+        return [(pk, float(cosine)) for pk, cosine in cursor.fetchall() if cosine is not None]
 
 
 def _lexical_ranking(matched: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
