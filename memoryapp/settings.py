@@ -147,6 +147,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["memoryapp.api.schema.postprocess"],
 }
 
 # Throttle counters live in Redis, shared by all web processes.

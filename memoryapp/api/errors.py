@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -77,3 +78,12 @@ def _first(value) -> str:
             return ""
         value = value[0] if isinstance(value, list) else next(iter(value.values()))
     return str(value)
+
+
+@csrf_exempt  # it changes nothing, and a POST without a token should hear "no endpoint", not "CSRF"
+def no_such_endpoint(request) -> JsonResponse:
+    """Any /api/v1/ path no route matches (a malformed id, a trailing slash): JSON like every other error,
+    never Django's HTML page."""
+    hint = " (API paths have no trailing slash)" if request.path.endswith("/") else ""
+    message = f"no API endpoint at {request.path}{hint}"
+    return JsonResponse({"error": {"code": "not_found", "message": message, "fields": {}}}, status=404)

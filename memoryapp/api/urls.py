@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework.permissions import AllowAny
 
 from memoryapp.api import views
+from memoryapp.api.errors import no_such_endpoint
 
 urlpatterns = [
     path("episodes", views.EpisodesView.as_view(), name="api-episodes"),
@@ -21,4 +22,5 @@ urlpatterns = [
          name="api-schema"),
     path("docs", SpectacularRedocView.as_view(url_name="api-schema", permission_classes=[AllowAny],
                                               authentication_classes=[]), name="api-docs"),
+    re_path(r"", no_such_endpoint),  # last: whatever no route above matched
 ]

@@ -81,6 +81,9 @@ def search_response(view: Api, search, item_name: str, item_json, *, endpoint: s
     })
 
 
+PREVIEW = OpenApiParameter("preview", bool, description="true: what would be deleted and recomputed; nothing is")
+
+
 def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
     """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt."""
     if request.query_params.get("preview") in {"true", "1"}:
@@ -122,7 +125,7 @@ class EpisodesView(Api):
             job_enqueue(job, extract_episodes)
         return Response({"episodes": ids, "job": str(job.id)}, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(parameters=[OpenApiParameter("user", str)], responses=dict)
+    @extend_schema(operation_id="episodes_list", parameters=[OpenApiParameter("user", str)], responses=dict)
     def get(self, request):
         principal = self.principal
         params = self.valid(EpisodeListQuery, request.query_params.dict())
@@ -150,7 +153,7 @@ class EpisodeView(Api):
     def get(self, request, episode_id):
         return Response(s.episode_json(episode_visible(self.principal, episode_id)))
 
-    @extend_schema(responses=dict)
+    @extend_schema(parameters=[PREVIEW], responses={200: dict})
     def delete(self, request, episode_id):
         principal = self.principal
         episode = episode_visible(principal, episode_id)
@@ -200,6 +203,7 @@ class MemoriesView(Api):
                         status=status.HTTP_201_CREATED)
 
     @extend_schema(
+        operation_id="memories_list",
         parameters=[OpenApiParameter(name, str) for name in ("user", "scope", "status", "kind", "as_of", "known_at",
                                                                 "q", "session")],
         responses=dict,
@@ -260,7 +264,7 @@ class MemoryView(Api):
             raise Conflict(str(exc)) from exc
         return Response(s.memory_json(corrected, detail=True))
 
-    @extend_schema(parameters=[OpenApiParameter("preview", bool)], responses=dict)
+    @extend_schema(parameters=[PREVIEW], responses={200: dict})
     def delete(self, request, memory_id):
         principal = self.principal
         memory = memory_visible(principal, memory_id)
@@ -321,7 +325,7 @@ class UserExportView(Api):
 
 
 class UserMemoriesView(Api):
-    @extend_schema(responses=dict)
+    @extend_schema(parameters=[PREVIEW], responses={200: dict})
     def delete(self, request, user):
         principal = self.principal
         target = user_visible(principal, user)

@@ -107,3 +107,9 @@ def test_unknown_ids_are_404(acme_agent):
 )
 def test_null_bytes_in_query_parameters_are_400(acme_agent, path):
     assert_error(acme_agent.get(path), 400, "invalid")
+
+
+@pytest.mark.parametrize("path", ["memories/not-a-uuid", "memories/", "nowhere", "episodes/12/extra"])
+def test_a_path_no_endpoint_matches_answers_json_404(acme_agent, path):
+    assert_error(acme_agent.get(path), 404, "not_found")
+    assert_error(acme_agent.post(path, {"user": "sam"}), 404, "not_found")

@@ -36,6 +36,23 @@ def test_schema_is_openapi_3_and_lists_the_contract(client):
     assert {"user", "query", "k", "as_of", "known_at", "min_score", "mmr_lambda", "weights", "explain"} <= set(search)
 
 
+def test_schema_documents_agent_keys_deletion_receipts_and_the_error_body(client):
+    schema = client.get("/api/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["components"]["securitySchemes"]["agentKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "an agent key: `Authorization: Bearer <key>`",
+    }
+    for path in ("/api/v1/memories/{memory_id}", "/api/v1/episodes/{episode_id}", "/api/v1/users/{user}/memories"):
+        delete = schema["paths"][path]["delete"]
+        assert "200" in delete["responses"] and "204" not in delete["responses"], path  # a receipt, not an empty body
+        assert "preview" in {parameter["name"] for parameter in delete["parameters"]}, path
+        assert {"agentKey": []} in delete["security"], path
+    search = schema["paths"]["/api/v1/search"]["post"]["responses"]
+    assert search["400"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+    assert schema["components"]["schemas"]["Error"]["required"] == ["error"]
+
+
 def test_docs_page_is_served_without_a_cdn(client):
     response = client.get("/api/v1/docs")
     assert response.status_code == 200
