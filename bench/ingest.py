@@ -2,15 +2,14 @@
 
     .venv/bin/python bench/ingest.py [--messages 2000] [--batch 50] [--users 20]
 
-Runs on its own embedded servers under MEMORYAPP_DATA_DIR (default var/bench-ingest). The web
-side is Django's request handler in this process (POST /api/v1/episodes, without `wait`: the
-episodes are embedded in one batch and stored, 202 and a job); one worker process (`celery worker
---pool solo`) extracts with the rules engine, embedding the candidates in one batch per job. Each
-process embeds on one thread (EMBEDDING_THREADS). Prints messages per second from the first API
-call to the last job done, the API's own share, the worker's peak memory (RSS), and the memories
-committed. The timed run
-starts once a one-message job has gone through: the figures are a warm worker's, and that first
-job's time is printed apart.
+Runs on its own embedded servers under MEMORYAPP_DATA_DIR (default var/bench-ingest), emptied of
+earlier runs' organizations first. The web side is Django's request handler in this process (POST
+/api/v1/episodes, without `wait`: the episodes are embedded in one batch and stored, 202 and a
+job); one worker process (`celery worker --pool solo`) extracts with the rules engine, embedding the
+candidates in one batch per job. Each process embeds on one thread (EMBEDDING_THREADS). Prints
+messages per second from the first API call to the last job done, the API's own share, the
+worker's peak memory (RSS), and the memories committed. The timed run starts once a one-message
+job has gone through: the figures are a warm worker's, and that first job's time is printed apart.
 """
 
 # ruff: noqa: E402  (Django is configured before the project is imported)
@@ -34,6 +33,7 @@ ROOT = setup_django("bench-ingest")
 import psutil
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 
 from memoryapp.celery import app
@@ -99,6 +99,10 @@ def main() -> None:
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
+    # Every run starts from the same, empty store: earlier runs' rows would make later ones pay larger indexes.
+    Organization.objects.filter(name__startswith="bench-ingest-").delete()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memoryapp_episode, memoryapp_memory")
     organization = Organization.objects.create(name=f"bench-ingest-{int(time.time())}")
     _, key = agent_create(organization=organization, name="bench", permissions=["read", "write"])
     env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "REDIS_URL": settings.REDIS_URL}

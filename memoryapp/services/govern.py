@@ -188,12 +188,17 @@ def memory_correct(
     new_text = (text or locked.text).strip()
     if not new_text:
         raise ValueError("the corrected text is empty")
+    if value is None:
+        value = locked.value if text is None else _corrected_value(locked.text, locked.value, new_text)
+    unchanged = (new_text, value, importance or locked.importance, valid_from or locked.valid_from)
+    if unchanged == (locked.text, locked.value, locked.importance, locked.valid_from):
+        raise ValueError("nothing to correct: this is what the memory already says")
     memory_invalidate(memory=locked, actor=actor, reason="corrected by an edit")
     now = timezone.now()
     corrected = Memory.objects.create(
         organization=locked.organization, user=locked.user, project=locked.project, session=locked.session,
         scope=locked.scope, kind=locked.kind, text=new_text, subject=locked.subject, attribute=locked.attribute,
-        value=value if value is not None else (locked.value if text is None else new_text),
+        value=value,
         cardinality=locked.cardinality, importance=importance or locked.importance, confidence=1.0,
         provenance=Memory.Provenance.USER_CORRECTED, valid_from=valid_from or locked.valid_from,
         recorded_at=now, last_accessed_at=now, embedding=embeddings.encode_one(new_text), supersedes=locked,
@@ -208,6 +213,18 @@ def memory_correct(
     for derived in Memory.objects.filter(derivation_links__source=corrected, kind__in=DERIVED_KINDS):
         summary_recompute(summary=derived, actor=actor)
     return corrected
+
+
+def _corrected_value(old_text: str, old_value: str, new_text: str) -> str:
+    """The slot's value in a corrected text: what now stands where the old value stood between the same
+    words ("Sam lives in Porto." → "Sam lives in Braga." gives "Braga"); the whole text otherwise."""
+    start = old_text.lower().find(old_value.lower()) if old_value else -1
+    if start >= 0:
+        before, after = old_text[:start].lower(), old_text[start + len(old_value):].lower()
+        middle = new_text[len(before) : len(new_text) - len(after)].strip()
+        if new_text.lower().startswith(before) and new_text.lower().endswith(after) and middle:
+            return middle
+    return new_text
 
 
 # --- pause ------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ def test_ingest_search_context_correct_delete(acme, acme_agent):
     vegetarian = Memory.objects.get(user=sam, attribute="diet")
     fixed = acme_agent.patch(f"memories/{vegetarian.id}", {"text": "Sam is vegan."})
     assert fixed.status_code == 200 and fixed.body["provenance"] == "user_corrected"
+    assert fixed.body["value"] == "vegan", "the slot takes the corrected value, not the whole sentence"
     history = acme_agent.get(f"memories/{fixed.body['id']}/history")
     assert [v["status"] for v in history.body["versions"]] == ["invalidated", "active"]
     assert {"INVALIDATE", "CORRECT"} <= {e["op"] for e in history.body["events"]}

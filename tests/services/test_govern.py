@@ -146,6 +146,31 @@ def test_correction_creates_a_new_version_and_flags_siblings(alice):
 
 
 @pytest.mark.django_db
+def test_a_corrected_text_gives_its_slot_the_new_value(alice):
+    tell(alice, "I live in Porto. I'm vegetarian.")
+    city = Memory.objects.get(user=alice, attribute="city")
+    diet = Memory.objects.get(user=alice, attribute="diet")
+    assert (city.value, diet.value) == ("Porto", "vegetarian")
+    braga = govern.memory_correct(memory=city, actor=ACTOR, text="Alice lives in Braga.")
+    vegan = govern.memory_correct(memory=diet, actor=ACTOR, text="alice is vegan.")
+    assert (braga.value, vegan.value) == ("Braga", "vegan")
+    # Reworded beyond the old sentence's frame: the slot holds the whole statement, not a stale value.
+    fish = govern.memory_correct(memory=vegan, actor=ACTOR, text="Alice eats fish now.")
+    assert fish.value == "Alice eats fish now."
+
+
+@pytest.mark.django_db
+def test_a_correction_that_changes_nothing_is_refused_and_keeps_the_memory(alice):
+    tell(alice, "I live in Porto.")
+    city = Memory.objects.get(user=alice, attribute="city")
+    with pytest.raises(ValueError, match="nothing to correct"):
+        govern.memory_correct(memory=city, actor=ACTOR, text=f"  {city.text} ")
+    city.refresh_from_db()
+    assert city.status == "active" and Memory.objects.filter(user=alice).count() == 1
+    assert govern.memory_correct(memory=city, actor=ACTOR, importance=city.importance + 1).text == city.text
+
+
+@pytest.mark.django_db
 def test_export_imports_into_an_empty_organization_with_the_same_content(alice):
     tell(alice, "I'm vegetarian. I live in Porto.")
     tell(alice, "I moved to Lisbon.", when="2025-06-01")

@@ -44,6 +44,13 @@ def test_an_empty_correction_is_refused_and_changes_nothing(alice_client, alice_
     assert Memory.objects.filter(user=alice_memory.user).count() == 1
 
 
+def test_saving_an_unchanged_correction_says_so_and_keeps_one_version(alice_client, alice_memory):
+    response = alice_client.post(f"/memories/{alice_memory.pk}/correct/", {"text": alice_memory.text})
+    assert response.status_code == 400 and b"nothing to correct" in response.content
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == Memory.Status.ACTIVE and Memory.objects.filter(user=alice_memory.user).count() == 1
+
+
 def test_an_outdated_version_cannot_be_corrected(alice_client, alice):
     remember(alice, "I live in Porto.", when="2025-03-10")
     remember(alice, "I moved to Lisbon.", when="2025-06-02")
@@ -60,6 +67,7 @@ def test_delete_shows_a_preview_then_a_receipt(alice_client, alice):
     html = preview.content.decode()
     assert preview.status_code == 200 and "Delete this memory for good?" in html
     assert "<strong>2</strong> memories deleted" in html, "its earlier version goes too"
+    assert "The message it came from stays in your sources" in html, "deleting a memory keeps what was said"
     assert Memory.objects.filter(user=alice).count() == 2, "the preview deletes nothing"
 
     response = alice_client.post(f"/memories/{lisbon.pk}/delete/")
@@ -68,6 +76,7 @@ def test_delete_shows_a_preview_then_a_receipt(alice_client, alice):
     assert Memory.objects.filter(user=alice).count() == 0
     page = alice_client.get(response.url).content.decode()
     assert "Deletion receipt" in page and str(receipt.pk) in page and lisbon.pk.hex[:8] in page.replace("-", "")
+    assert "<dd>a memory</dd>" in page
     assert "Lisbon" not in page and "Porto" not in page, "a receipt names ids and counts, never content"
 
 
@@ -89,7 +98,7 @@ def test_deleting_a_source_episode_previews_then_deletes_what_came_only_from_it(
     assert not Episode.objects.filter(pk=episode.pk).exists()
     assert not Memory.objects.filter(pk=alice_memory.pk).exists()
     receipt = alice_client.get(response.url).content.decode()
-    assert "Porto" not in receipt
+    assert "Porto" not in receipt and "<dd>a source episode</dd>" in receipt
 
 
 def test_the_memory_page_offers_to_delete_each_source(alice_client, alice_memory):
