@@ -9,6 +9,7 @@ from django.utils import timezone
 from memoryapp.models import AccessLog, Episode, Memory
 from memoryapp.selectors.scoping import Principal
 
+ACCESS_ENDPOINTS = ("search", "context", "episodes/search")  # the reads that are logged
 STRENGTH_PER_RECALL = 1.0  # MemoryBank: each recall makes the memory slower to fade
 
 

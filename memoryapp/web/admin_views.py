@@ -1,4 +1,4 @@
-"""Organization admin pages: provenance browser, agent keys, quarantine, operations log, jobs.
+"""Organization admin pages: provenance browser, agent keys, quarantine, operations and access logs, jobs.
 Everything is limited to the admin's organization by the queries and lookups it uses."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from memoryapp.web import queries
 from memoryapp.web.access import actor_of, admin_required, agent_for_admin, principal_of, quarantined_for_admin
 from memoryapp.web.forms import (
     JOB_KINDS,
+    AccessFilterForm,
     AdminMemoryFilterForm,
     AgentActiveForm,
     AgentCreateForm,
@@ -141,6 +142,19 @@ def events(request):
                "linkable": queries.existing_memory_ids(principal, (row.event.memory_id for row in rows)),
                "filtered": any(value for key, value in request.GET.items() if key != "page")}
     return page_or_fragment(request, "web/admin/events.html", "web/admin/_events_table.html", context)
+
+
+@admin_required
+@require_GET
+def access(request):
+    principal = principal_of(request)
+    form = AccessFilterForm(request.GET)
+    page_obj = paginate(request, queries.access_log(principal, form.filters()), per_page=50)
+    rows = queries.access_rows(principal.organization_id, list(page_obj.object_list))
+    context = {"form": form, "page_obj": page_obj, "rows": rows,
+               "linkable": queries.existing_memory_ids(principal, (pk for row in rows for pk in row.log.memory_ids)),
+               "filtered": any(value for key, value in request.GET.items() if key != "page")}
+    return page_or_fragment(request, "web/admin/access.html", "web/admin/_access_table.html", context)
 
 
 # --- jobs -----------------------------------------------------------------------------------

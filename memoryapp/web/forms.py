@@ -8,7 +8,8 @@ from django import forms
 from django.utils import timezone
 
 from memoryapp.models import Actor, Agent, Memory, MemoryEvent, Project, User
-from memoryapp.web.queries import EventFilters, MemoryFilters
+from memoryapp.services.access import ACCESS_ENDPOINTS
+from memoryapp.web.queries import LogFilters, MemoryFilters
 
 # The jobs an admin may start from the dashboard (memoryapp.jobs runs them), with what they do.
 JOB_KINDS = {
@@ -126,20 +127,32 @@ class AgentActiveForm(forms.Form):
     active = forms.TypedChoiceField(choices=[("true", "enable"), ("false", "disable")], coerce=lambda v: v == "true")
 
 
-class EventFilterForm(forms.Form):
-    op = forms.ChoiceField(required=False, choices=[("", "Any operation"), *MemoryEvent.Op.choices])
+class _LogFilterForm(forms.Form):
+    """Who and when, for a log; each log's form adds `what` (its operation or endpoint) first."""
+
     actor_type = forms.ChoiceField(required=False, choices=[("", "Any actor"), *Actor.choices])
     actor_id = forms.CharField(required=False, max_length=64, label="Actor id",
                                widget=forms.TextInput(attrs={"placeholder": "agent, user or job id"}))
     since = forms.DateField(required=False, widget=DateInput)
     until = forms.DateField(required=False, widget=DateInput)
+    field_order = ["what"]
 
-    def filters(self) -> EventFilters:
+    def filters(self) -> LogFilters:
         if not self.is_valid():
-            return EventFilters()
+            return LogFilters()
         data = self.cleaned_data
-        return EventFilters(op=data["op"], actor_type=data["actor_type"], actor_id=data["actor_id"].strip(),
-                            since=_start_of(data["since"]), until=_end_of(data["until"]))
+        return LogFilters(what=data["what"], actor_type=data["actor_type"], actor_id=data["actor_id"].strip(),
+                          since=_start_of(data["since"]), until=_end_of(data["until"]))
+
+
+class EventFilterForm(_LogFilterForm):
+    what = forms.ChoiceField(required=False, label="Operation",
+                             choices=[("", "Any operation"), *MemoryEvent.Op.choices])
+
+
+class AccessFilterForm(_LogFilterForm):
+    what = forms.ChoiceField(required=False, label="Endpoint",
+                             choices=[("", "Any read"), *((endpoint, endpoint) for endpoint in ACCESS_ENDPOINTS)])
 
 
 class JobRunForm(forms.Form):

@@ -274,27 +274,53 @@ def quarantine_queue(principal: Principal) -> QuerySet[Memory]:
 
 
 @dataclass(frozen=True)
-class EventFilters:
-    op: str = ""
+class LogFilters:
+    """The operations and access logs' filters: what happened (an operation, an endpoint), who, when."""
+
+    what: str = ""
     actor_type: str = ""
     actor_id: str = ""
     since: datetime | None = None
     until: datetime | None = None
 
+    def apply(self, rows: QuerySet, what_field: str) -> QuerySet:
+        if self.what:
+            rows = rows.filter(**{what_field: self.what})
+        if self.actor_type:
+            rows = rows.filter(actor_type=self.actor_type)
+        if self.actor_id:
+            rows = rows.filter(actor_id=self.actor_id)
+        if self.since:
+            rows = rows.filter(created_at__gte=self.since)
+        if self.until:
+            rows = rows.filter(created_at__lt=self.until)
+        return rows.order_by("-created_at")
 
-def operations_log(principal: Principal, filters: EventFilters) -> QuerySet[MemoryEvent]:
-    events = MemoryEvent.objects.filter(organization_id=principal.organization_id)
-    if filters.op:
-        events = events.filter(op=filters.op)
-    if filters.actor_type:
-        events = events.filter(actor_type=filters.actor_type)
-    if filters.actor_id:
-        events = events.filter(actor_id=filters.actor_id)
-    if filters.since:
-        events = events.filter(created_at__gte=filters.since)
-    if filters.until:
-        events = events.filter(created_at__lt=filters.until)
-    return events.order_by("-created_at")
+
+def operations_log(principal: Principal, filters: LogFilters) -> QuerySet[MemoryEvent]:
+    return filters.apply(MemoryEvent.objects.filter(organization_id=principal.organization_id), "op")
+
+
+def access_log(principal: Principal, filters: LogFilters) -> QuerySet[AccessLog]:
+    return filters.apply(AccessLog.objects.filter(organization_id=principal.organization_id), "endpoint")
+
+
+@dataclass
+class AccessRow:
+    log: AccessLog
+    reader: str
+    about: str  # the external id of the user whose memories were read; "" for a read not about one user
+
+
+def access_rows(organization_id, logs: Sequence[AccessLog]) -> list[AccessRow]:
+    labels = actor_labels(organization_id, ((log.actor_type, log.actor_id) for log in logs))
+    user_ids = {log.user_id for log in logs if log.user_id}
+    users = dict(User.objects.filter(organization_id=organization_id, pk__in=user_ids).values_list("pk", "external_id"))
+    return [
+        AccessRow(log=log, reader=labels[log.actor_type, log.actor_id],
+                  about=users.get(log.user_id, "a deleted user") if log.user_id else "")
+        for log in logs
+    ]
 
 
 def existing_memory_ids(principal: Principal, ids: Iterable) -> set:

@@ -26,6 +26,7 @@ urlpatterns = [
          name="admin-quarantine-approve"),
     path("admin/quarantine/<uuid:memory_id>/reject/", admin_views.quarantine_reject, name="admin-quarantine-reject"),
     path("admin/events/", admin_views.events, name="admin-events"),
+    path("admin/access/", admin_views.access, name="admin-access"),
     path("admin/jobs/", admin_views.jobs, name="admin-jobs"),
     path("admin/jobs/run/", admin_views.job_run, name="admin-job-run"),
     path("evaluation/", evaluation_views.evaluation, name="evaluation"),

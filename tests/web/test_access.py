@@ -13,7 +13,7 @@ from tests.web.conftest import client_for, remember
 
 pytestmark = pytest.mark.django_db
 
-ADMIN_PAGES = ("/admin/", "/admin/agents/", "/admin/quarantine/", "/admin/events/", "/admin/jobs/")
+ADMIN_PAGES = ("/admin/", "/admin/agents/", "/admin/quarantine/", "/admin/events/", "/admin/access/", "/admin/jobs/")
 
 
 def memory_urls(memory) -> list[str]:

@@ -1,4 +1,4 @@
-"""Organization admin pages: provenance browser, agent keys, operations log, jobs."""
+"""Organization admin pages: provenance browser, agent keys, operations and access logs, jobs."""
 
 import sys
 import types
@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from memoryapp.models import Agent, Job, MemoryEvent
 from tests.factories import make_agent, make_memory
-from tests.web.conftest import htmx, remember
+from tests.web.conftest import client_for, htmx, remember
 
 pytestmark = pytest.mark.django_db
 
@@ -99,7 +99,7 @@ def test_the_operations_log_filters_by_operation_actor_and_time(ada_client, alic
     ada_client.post(f"/memories/{alice_memory.pk}/correct/", {"text": "Alice lives in Braga."})
     everything = ada_client.get("/admin/events/").content.decode()
     assert "ADD" in everything and "CORRECT" in everything and "INVALIDATE" in everything
-    corrections = ada_client.get("/admin/events/", {"op": "CORRECT"}).content.decode()
+    corrections = ada_client.get("/admin/events/", {"what": "CORRECT"}).content.decode()
     assert "op-correct" in corrections and "op-add" not in corrections
     by_admin = ada_client.get("/admin/events/", {"actor_type": "admin"}).content.decode()
     assert "op-correct" in by_admin and "op-add" not in by_admin and "ada@acme" in by_admin
@@ -116,6 +116,30 @@ def test_the_operations_log_is_paginated(ada_client, alice):
         MemoryEvent.objects.create(organization=alice.organization, op="ADD", actor_type="job", actor_id="x",
                                    reason=f"fact {number}")
     assert "Page 1 of 2" in ada_client.get("/admin/events/").content.decode()
+
+
+def test_the_access_log_shows_each_agent_read_and_filters_it(ada_client, globex_admin, alice, acme):
+    reader, key = make_agent(acme, "support-bot")
+    porto = make_memory(alice, "Alice lives in Porto.")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    client.post("/api/v1/search", {"user": "alice", "query": "Where does Alice live?"}, format="json")
+    client.post("/api/v1/context", {"user": "alice", "query": "quantum chromodynamics lecture"}, format="json")
+
+    page = ada_client.get("/admin/access/").content.decode()
+    assert "2 reads, newest first" in page and "support-bot" in page and "alice" in page
+    assert "Where does Alice live?" in page and f'href="/memories/{porto.pk}/"' in page
+    assert "nothing (abstained)" in page, "a read that returned nothing is logged too"
+    contexts = ada_client.get("/admin/access/", {"what": "context"}).content.decode()
+    assert "1 read, newest first" in contexts and "Where does Alice live?" not in contexts
+    by_id = ada_client.get("/admin/access/", {"actor_type": "agent", "actor_id": str(reader.pk)}).content.decode()
+    assert "2 reads" in by_id
+    assert "No reads match" in ada_client.get("/admin/access/", {"since": "2999-01-01"}).content.decode()
+    fragment = ada_client.get("/admin/access/", {"what": "search"}, **htmx()).content.decode()
+    assert fragment.startswith('<section id="access-table"') and "<html" not in fragment
+
+    other_org = client_for(globex_admin).get("/admin/access/").content.decode()
+    assert "No reads yet" in other_org and "support-bot" not in other_org
 
 
 def test_jobs_page_polls_every_two_seconds_only_while_a_job_runs(ada_client, acme):
