@@ -36,7 +36,9 @@ def check_json_strings(value):
 
 
 class StrictSerializer(serializers.Serializer):
-    """Unknown fields are an error, not silently ignored: a typo must not change behaviour."""
+    """A JSON body taken as written: unknown fields are an error, not silently ignored (a typo must not
+    change behaviour), and a text or true/false field refuses other JSON types (5 is not the user "5",
+    "yes" is not true)."""
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
@@ -44,6 +46,10 @@ class StrictSerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
+        mistyped = {name: [error] for name, field in self.fields.items()
+                    if data.get(name) is not None and (error := _json_type_error(field, data[name]))}
+        if mistyped:
+            raise serializers.ValidationError(mistyped)
         return super().to_internal_value(data)
 
 
@@ -58,9 +64,19 @@ class AwareDateTime(serializers.DateTimeField):
     """ISO 8601 with a zone; a naive time is ambiguous, so it is refused."""
 
     def to_internal_value(self, value):
-        if isinstance(value, str) and value.strip() and not _has_zone(value.strip()):
+        parsed = super().to_internal_value(value)  # not a date and time at all: DRF's message with the format
+        if isinstance(value, str) and not _has_zone(value.strip()):
             raise serializers.ValidationError("give a time zone, e.g. 2025-03-10T12:00:00Z or +02:00")
-        return super().to_internal_value(value)
+        return parsed
+
+
+def _json_type_error(field: serializers.Field, value) -> str:
+    """What is wrong with a JSON value of the wrong type for a text or true/false field ("" if nothing)."""
+    if isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
+        return "expected true or false"
+    if isinstance(field, serializers.CharField | serializers.ChoiceField) and not isinstance(value, str):
+        return "expected a string"
+    return ""
 
 
 def _has_zone(text: str) -> bool:

@@ -107,6 +107,12 @@ class Job(models.Model):
             )
         ]
 
+    @property
+    def result_summary(self) -> str:
+        """The result's counts and figures as words ("users 3 · created 3"); nested values are left out."""
+        return " · ".join(f"{key.replace('_', ' ')} {value}" for key, value in self.result.items()
+                          if isinstance(value, str | int | float) and not isinstance(value, bool))
+
 
 class DeletionReceipt(models.Model):
     """What a deletion removed: ids, counts and time, never content."""

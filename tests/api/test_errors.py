@@ -37,6 +37,31 @@ def test_wrong_types_and_unknown_fields(acme_agent):
     assert_error(acme_agent.post("episodes", message(mood="happy")), 400, "invalid", "messages")
 
 
+@pytest.mark.parametrize(
+    "body, field, expected",
+    [
+        ({"user": 5, "messages": [{"role": "user", "content": "I live in Porto."}]}, "user", "expected a string"),
+        ({**message(), "wait": "yes"}, "wait", "expected true or false"),
+        ({**message(), "session": ["s1"]}, "session", "expected a string"),
+    ],
+)
+def test_json_values_of_the_wrong_type_are_refused_not_converted(acme_agent, body, field, expected):
+    response = acme_agent.post("episodes", body)
+    assert_error(response, 400, "invalid", field)
+    assert response.body["error"]["fields"][field] == [expected]
+    assert Episode.objects.count() == 0
+    search = acme_agent.post("search", {"user": "sam", "query": "x", "explain": 1})
+    assert search.body["error"]["fields"] == {"explain": ["expected true or false"]}
+
+
+def test_a_value_that_is_no_date_at_all_is_told_the_format_not_the_time_zone(acme_agent):
+    response = acme_agent.get("memories?user=sam&as_of=garbage")
+    assert_error(response, 400, "invalid", "as_of")
+    assert "time zone" not in response.body["error"]["message"] and "format" in response.body["error"]["message"]
+    naive = acme_agent.get("memories?user=sam&as_of=2025-03-10T12:00:00")
+    assert "time zone" in naive.body["error"]["message"]
+
+
 @pytest.mark.parametrize("k", [0, -1, 51, 10**12])
 def test_out_of_range_k(acme_agent, k):
     assert_error(acme_agent.post("search", {"user": "sam", "query": "x", "k": k}), 400, "invalid", "k")

@@ -142,6 +142,13 @@ def test_the_access_log_shows_each_agent_read_and_filters_it(ada_client, globex_
     assert "No reads yet" in other_org and "support-bot" not in other_org
 
 
+def test_jobs_page_reads_a_finished_jobs_result_as_words(ada_client, acme):
+    Job.objects.create(kind="summarize", organization=acme, status=Job.Status.SUCCEEDED, progress=1.0,
+                       result={"users": 3, "summaries_built": 2, "per_user": {"sam": 2}})
+    page = ada_client.get("/admin/jobs/").content.decode()
+    assert "users 3 · summaries built 2" in page and "{&#x27;users" not in page and "per_user" not in page
+
+
 def test_jobs_page_polls_every_two_seconds_only_while_a_job_runs(ada_client, acme):
     idle = ada_client.get("/admin/jobs/").content.decode()
     assert 'hx-trigger="every 2s"' not in idle and "Never run here yet." in idle
