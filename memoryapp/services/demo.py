@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import transaction
+from django.utils import timezone
 
 from memoryapp.models import Agent, Memory, Organization, User
 from memoryapp.services.actors import ActorRef
@@ -154,3 +155,5 @@ def _agent_reads_write(user: User, agents: list[Agent]) -> None:
         result = search_memories(principal, user=user, params=SearchParams(query=question, k=3))
         items: list[Memory] = [hit.item for hit in result.hits]
         access_record(principal, items=items, query=question, endpoint="search", user_id=user.id)
+    # as the API's authentication would have: the agent keys page then agrees with the access log
+    Agent.objects.filter(pk__in=[by_name[name].pk for name, _ in AGENT_READS]).update(last_used_at=timezone.now())

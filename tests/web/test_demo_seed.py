@@ -47,3 +47,6 @@ def test_the_demo_tells_the_story_once():
     agents = {str(a.pk): a.name for a in Agent.objects.all()}
     readers = {agents[log.actor_id] for log in AccessLog.objects.filter(memory_ids__contains=[fish.pk])}
     assert "demo-agent" in readers
+    logged = {agents[actor_id] for actor_id in AccessLog.objects.values_list("actor_id", flat=True)}
+    used = set(Agent.objects.filter(last_used_at__isnull=False).values_list("name", flat=True))
+    assert logged == used, "the agent keys page says which keys were used, as the access log does"

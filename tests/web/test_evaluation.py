@@ -195,6 +195,7 @@ def test_an_invalid_upload_shows_a_form_error_and_starts_nothing(ada_client, set
         assert response.status_code == 400
         html = response.content.decode()
         assert 'class="form-error"' in html and error in html, html[html.find("form-error"):][:300]
+        assert 'action="/evaluation/locomo/#locomo-upload"' in html, "the page opens at the error"
     assert ada_client.post("/evaluation/locomo/", {}).status_code == 400
     assert not Job.objects.exists() and not (tmp_path / "uploads").exists()
 

@@ -157,3 +157,19 @@ def test_pages_load_nothing_from_outside():
     for template in templates.rglob("*.html"):
         text = template.read_text()
         assert "http://" not in text and "https://" not in text and "//cdn" not in text, template
+
+
+@pytest.mark.parametrize("path", ["/nowhere/", "/memories/00000000-0000-4000-8000-000000000000/", "/receipts/x/"])
+def test_a_missing_page_is_the_dashboards_not_found_page_even_under_debug(alice_client, settings, path):
+    settings.DEBUG = True  # what `make run` serves with: Django would list every URL pattern here
+    response = alice_client.get(path)
+    html = response.content.decode()
+    assert response.status_code == 404 and "There is nothing here, or nothing you may see." in html
+    assert "URLconf" not in html and "Back to my memories" in html
+
+
+def test_a_missing_slash_still_redirects_and_the_api_still_answers_json(alice_client, settings):
+    settings.DEBUG = True
+    assert alice_client.get("/export")["Location"] == "/export/"
+    api = alice_client.get("/api/v1/memories/not-an-id")
+    assert api.status_code == 404 and api.json()["error"]["code"] == "not_found"
