@@ -33,7 +33,6 @@ ROOT = setup_django("bench-ingest")
 import psutil
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
 
 from memoryapp.celery import app
@@ -101,8 +100,6 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     # Every run starts from the same, empty store: earlier runs' rows would make later ones pay larger indexes.
     Organization.objects.filter(name__startswith="bench-ingest-").delete()
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE memoryapp_episode, memoryapp_memory")
     organization = Organization.objects.create(name=f"bench-ingest-{int(time.time())}")
     _, key = agent_create(organization=organization, name="bench", permissions=["read", "write"])
     env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "REDIS_URL": settings.REDIS_URL}
