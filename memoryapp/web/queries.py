@@ -62,7 +62,10 @@ class MemoryListing:
 
 
 def _with_list_columns(memories: QuerySet[Memory]) -> QuerySet[Memory]:
-    return memories.select_related("user", "agent", "project").annotate(source_count=Count("source_links"))
+    """Plus `source_count` (episodes) and `built_from_count` (memories a summary or merge was built from)."""
+    return memories.select_related("user", "agent", "project").annotate(
+        source_count=Count("source_links", distinct=True), built_from_count=Count("derivation_links", distinct=True)
+    )
 
 
 def _filtered(memories: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:

@@ -115,6 +115,8 @@ def test_memory_page_lists_summaries_built_from_it(alice_client, alice):
     assert f"/memories/{profile.pk}/" in html and "Built from it" in html
     summary_page = alice_client.get(f"/memories/{profile.pk}/").content.decode()
     assert "Built from memories" in summary_page and f"/memories/{porto.pk}/" in summary_page
+    listed = alice_client.get("/", {"kind": "summary"}).content.decode()
+    assert "built from these memories" in listed and ">1 memory</span>" in listed, "not '0 sources'"
 
 
 def test_session_memories_are_listed_and_open_for_their_owner_only(alice_client, bob_client, alice):
