@@ -221,7 +221,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # 4xx are answers, not faults: Django would log each with its traceback (a 403's included)
+        "django.request": {"level": "ERROR"},
+    },
 }
 
 # Retrieval (selectors.search). One exact pass over a scope the planner expects to hold up to
