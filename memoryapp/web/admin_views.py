@@ -128,33 +128,34 @@ def quarantine_reject(request, memory_id):
     })
 
 
-# --- operations log -------------------------------------------------------------------------
+# --- operations and access logs ---------------------------------------------------------------
+
+
+def _log_page(request, form, *, log, to_rows, memory_ids_of, name: str):
+    """A log's filtered pages of 50. `log(principal, filters)`: its entries; `to_rows(organization_id,
+    entries)`: a page of them as rows; `memory_ids_of(row)`: the memories a row names, linked while they
+    exist. Templates: web/admin/<name>.html, and web/admin/_<name>_table.html for htmx."""
+    principal = principal_of(request)
+    page_obj = paginate(request, log(principal, form.filters()), per_page=50)
+    rows = to_rows(principal.organization_id, list(page_obj.object_list))
+    context = {"form": form, "page_obj": page_obj, "rows": rows,
+               "linkable": queries.existing_memory_ids(principal, (pk for row in rows for pk in memory_ids_of(row))),
+               "filtered": any(value for key, value in request.GET.items() if key != "page")}
+    return page_or_fragment(request, f"web/admin/{name}.html", f"web/admin/_{name}_table.html", context)
 
 
 @admin_required
 @require_GET
 def events(request):
-    principal = principal_of(request)
-    form = EventFilterForm(request.GET)
-    page_obj = paginate(request, queries.operations_log(principal, form.filters()), per_page=50)
-    rows = queries.event_rows(principal.organization_id, list(page_obj.object_list))
-    context = {"form": form, "page_obj": page_obj, "rows": rows,
-               "linkable": queries.existing_memory_ids(principal, (row.event.memory_id for row in rows)),
-               "filtered": any(value for key, value in request.GET.items() if key != "page")}
-    return page_or_fragment(request, "web/admin/events.html", "web/admin/_events_table.html", context)
+    return _log_page(request, EventFilterForm(request.GET), log=queries.operations_log, to_rows=queries.event_rows,
+                     memory_ids_of=lambda row: [row.event.memory_id], name="events")
 
 
 @admin_required
 @require_GET
 def access(request):
-    principal = principal_of(request)
-    form = AccessFilterForm(request.GET)
-    page_obj = paginate(request, queries.access_log(principal, form.filters()), per_page=50)
-    rows = queries.access_rows(principal.organization_id, list(page_obj.object_list))
-    context = {"form": form, "page_obj": page_obj, "rows": rows,
-               "linkable": queries.existing_memory_ids(principal, (pk for row in rows for pk in row.log.memory_ids)),
-               "filtered": any(value for key, value in request.GET.items() if key != "page")}
-    return page_or_fragment(request, "web/admin/access.html", "web/admin/_access_table.html", context)
+    return _log_page(request, AccessFilterForm(request.GET), log=queries.access_log, to_rows=queries.access_rows,
+                     memory_ids_of=lambda row: row.log.memory_ids, name="access")
 
 
 # --- jobs -----------------------------------------------------------------------------------
