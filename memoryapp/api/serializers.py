@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
 
 from memoryapp.models import Episode, Memory
@@ -57,6 +58,8 @@ class Text(serializers.CharField):
     def __init__(self, **kwargs):
         kwargs.setdefault("trim_whitespace", True)
         super().__init__(**kwargs)
+        # check_text refuses null bytes itself (and in metadata too): one message, not DRF's as well
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
         self.validators.append(check_text)
 
 

@@ -81,7 +81,9 @@ def test_bad_dates(acme_agent, when):
 
 def test_empty_text_and_null_bytes(acme_agent):
     assert_error(acme_agent.post("episodes", message("   ")), 400, "invalid", "messages")
-    assert_error(acme_agent.post("episodes", message("a\x00b")), 400, "invalid", "messages")
+    nul = acme_agent.post("episodes", message("a\x00b"))
+    assert_error(nul, 400, "invalid", "messages")
+    assert nul.body["error"]["fields"]["messages"] == {"0": {"content": ["null bytes are not allowed"]}}, "said once"
     assert_error(acme_agent.post("memories", {"user": "sam", "text": ""}), 400, "invalid", "text")
     assert_error(acme_agent.post("search", {"user": "sam", "query": ""}), 400, "invalid", "query")
 

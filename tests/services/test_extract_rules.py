@@ -482,3 +482,9 @@ def test_get_extractor_follows_the_setting():
 def test_get_extractor_names_the_choices_for_an_unknown_backend():
     with pytest.raises(ValueError, match="rules, llm"):
         get_extractor("spacy")
+
+
+def test_a_user_who_gives_the_name_they_are_known_by_is_not_told_it_twice():
+    (named,) = RulesExtractor().extract([EpisodeInput("My name is Jordan.", NOW)], subject="jordan")
+    assert (named.attribute, named.value, named.text) == ("name", "Jordan", "Jordan is the user's name.")
+    assert only("My name is Jordan.").text == "Sam's name is Jordan."

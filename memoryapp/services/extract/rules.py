@@ -1336,6 +1336,8 @@ def _render(fact: _Fact, subject: str, relation: Relation, plan_time: datetime |
     template = TEMPLATES.get(fact.attribute, "{who}'s {attribute} is {value}.")
     if fact.attribute == "diet" and fact.value.startswith("eats "):
         template = "{who} {value}."
+    if fact.attribute == "name" and fact.value.lower() == who.lower():  # not "Jordan's name is Jordan."
+        template = "{value} is the user's name."
     text = template.format(who=who, value=fact.value, a=_article(fact.value), attribute=fact.attribute)
     if plan_time:
         text = f"{text[:-1]}, around {plan_time:%Y-%m-%d}."
