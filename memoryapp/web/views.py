@@ -41,7 +41,11 @@ def memory_list(request):
 
 
 def _memory_context(request, memory) -> dict:
-    return {"page": queries.memory_page(principal_of(request), memory), "can_change": may_change(request, memory)}
+    # an admin reading someone else's memory came from the provenance browser: the menu says so
+    others = request.user.is_org_admin and memory.user_id != request.user.id
+    section = "admin-memories" if others else "memories"
+    return {"page": queries.memory_page(principal_of(request), memory), "can_change": may_change(request, memory),
+            "nav_section": section}
 
 
 @login_required

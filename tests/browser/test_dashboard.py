@@ -106,6 +106,8 @@ def test_admin_approves_quarantined_web_content(page, screenshot, demo):
     page.check("input[name=permissions][value=write]")
     page.click("text=Create key")
     expect(page.locator("#raw-key")).to_have_value(re.compile(r"^mk_"))
+    page.click("button[data-copy=raw-key]")
+    expect(page.locator("button[data-copy=raw-key]")).to_have_text("Copied")
     screenshot("12-agent-key-once")
     page.click("nav >> text=Operations")
     expect(page.locator("#events-table")).to_contain_text("APPROVE")

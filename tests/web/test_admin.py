@@ -118,6 +118,14 @@ def test_the_operations_log_is_paginated(ada_client, alice):
     assert "Page 1 of 2" in ada_client.get("/admin/events/").content.decode()
 
 
+def test_the_menu_marks_where_a_memory_page_was_reached_from(ada_client, alice_client, alice_memory):
+    own = 'href="/" aria-current="page">My memories</a>'
+    provenance = 'href="/admin/" aria-current="page">Provenance</a>'
+    admin_view = ada_client.get(f"/memories/{alice_memory.pk}/").content.decode()
+    assert provenance in admin_view and own not in admin_view, "an admin reading Alice's memory is in Provenance"
+    assert own in alice_client.get(f"/memories/{alice_memory.pk}/").content.decode()
+
+
 def test_the_access_log_shows_each_agent_read_and_filters_it(ada_client, globex_admin, alice, acme):
     reader, key = make_agent(acme, "support-bot")
     porto = make_memory(alice, "Alice lives in Porto.")
