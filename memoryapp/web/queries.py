@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from memoryapp.models import (
@@ -268,7 +268,8 @@ def org_users(principal: Principal) -> QuerySet[User]:
 
 def org_agents(principal: Principal) -> QuerySet[Agent]:
     return (Agent.objects.filter(organization_id=principal.organization_id)
-            .prefetch_related("allowed_users", "allowed_projects").order_by("revoked_at", "name"))
+            .prefetch_related("allowed_users", "allowed_projects")
+            .order_by(F("revoked_at").asc(nulls_first=True), "name"))  # live keys first (PostgreSQL sorts NULL last)
 
 
 def quarantine_queue(principal: Principal) -> QuerySet[Memory]:

@@ -81,7 +81,11 @@ def test_revoking_a_key_asks_first_then_the_key_is_refused(ada_client, acme):
     agent.refresh_from_db()
     assert agent.revoked_at is not None
     assert api(raw_key, "memories").status_code == 401
-    assert b"revoked" in ada_client.get("/admin/agents/").content
+    make_agent(acme, "zeta-bot")
+    page = ada_client.get("/admin/agents/").content.decode()
+    keys = page[page.index('id="agents-table"'):]  # the table, not the message about the revoke
+    assert "revoked" in keys
+    assert keys.index("zeta-bot") < keys.index("old-bot"), "live keys are listed before revoked ones"
 
 
 def test_disabling_an_agent_refuses_it_until_enabled(ada_client, acme):
