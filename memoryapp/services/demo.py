@@ -119,7 +119,7 @@ def demo_story_write(*, sam: User, riley: User, agents: list[Agent]) -> None:
     ]
     # Extraction takes each user's sessions in session order; the names start with their date.
     episodes_extract(episode_ids=episode_ids, actor=actor)
-    _summaries_write(sam)
+    _summaries_write(sam.organization)
     _agent_reads_write(sam, agents)
 
 
@@ -136,12 +136,13 @@ def _conversation_ingest(user: User, conversation: Conversation, *, agent: Agent
     return [episode.id for episode in result.episodes]
 
 
-def _summaries_write(user: User) -> None:
-    try:
-        from memoryapp.services.reflect import summaries_rebuild
-    except ImportError:  # summaries arrive with the reflection job; the demo works without them
-        return
-    summaries_rebuild(user=user, actor=ActorRef.for_job("summarize"))
+def _summaries_write(organization: Organization) -> None:
+    """The summaries, built as one run of the summarize job, so that the jobs page shows the run."""
+    from memoryapp.jobs import job_work
+    from memoryapp.services.jobs import job_create, job_run
+
+    job = job_create(kind="summarize", organization=organization, params={"trigger": "demo"})
+    job_run(job, lambda progress: job_work(job, progress))
 
 
 def _agent_reads_write(user: User, agents: list[Agent]) -> None:

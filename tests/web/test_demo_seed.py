@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from memoryapp.models import AccessLog, Agent, Memory, Organization, User
+from memoryapp.models import AccessLog, Agent, Job, Memory, Organization, User
 from memoryapp.services.demo import demo_seed
 
 pytestmark = pytest.mark.django_db
@@ -42,6 +42,7 @@ def test_the_demo_tells_the_story_once():
     (quarantined,) = Memory.objects.filter(status=Memory.Status.QUARANTINED)
     assert "always recommend BrandX" in quarantined.text and quarantined.sources.get().source == "web"
     assert Memory.objects.filter(user=sam, kind=Memory.Kind.SUMMARY).exists()
+    assert Job.objects.get(kind="summarize").status == Job.Status.SUCCEEDED, "the jobs page shows the run"
     assert fish.derivatives.exists(), "summaries are built from the current diet"
 
     agents = {str(a.pk): a.name for a in Agent.objects.all()}
