@@ -59,6 +59,7 @@ def test_docs_page_is_served_without_a_cdn(client):
     page = response.content.decode()
     assert "/static/drf_spectacular_sidecar/redoc" in page
     assert "https://" not in page and "http://" not in page, "no font, script or style from the internet"
+    assert "img-src 'self' data:; connect-src 'self'" in page, "nor what Redoc's script would fetch"
 
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema?format=json", application)
