@@ -57,7 +57,8 @@ def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
     if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
+        # the selectors' messages ("no user 'sam'") read the same whether a row is missing or out of reach
+        exc = exceptions.NotFound(str(exc) or None)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

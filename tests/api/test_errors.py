@@ -123,10 +123,14 @@ def test_missing_or_bad_key_is_401(client):
     assert response.status_code == 401 and response.json()["error"]["code"] == "authentication_failed"
 
 
-def test_unknown_ids_are_404(acme_agent):
-    assert_error(acme_agent.get("memories/00000000-0000-0000-0000-000000000000"), 404, "not_found")
+def test_unknown_ids_are_404_and_say_what_was_not_found(acme_agent):
+    memory = acme_agent.get("memories/00000000-0000-0000-0000-000000000000")
+    assert_error(memory, 404, "not_found")
+    assert memory.body["error"]["message"] == "no such memory"
     assert_error(acme_agent.get("jobs/00000000-0000-0000-0000-000000000000"), 404, "not_found")
-    assert_error(acme_agent.post("search", {"user": "nobody", "query": "x"}), 404, "not_found")
+    user = acme_agent.post("search", {"user": "nobody", "query": "x"})
+    assert_error(user, 404, "not_found")
+    assert user.body["error"]["message"] == "no user 'nobody'"
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,7 @@ def test_owner_key_succeeds(world, name):
 def test_key_restricted_to_another_user_gets_404(world, name):
     response, _ = call(world["restricted"], world, name)
     assert response.status_code == 404, response.body
+    assert response.body["error"]["message"].startswith(("no user ", "no such ")), "as if it did not exist"
     assert_no_leak(response, world)
 
 
