@@ -42,9 +42,12 @@ CODES = {
 }
 
 
+def error_body(code: str, message: str, fields: dict | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
 def error_response(status_code: int, code: str, message: str, fields: dict | None = None, headers=None) -> Response:
-    return Response({"error": {"code": code, "message": message, "fields": fields or {}}}, status=status_code,
-                    headers=headers)
+    return Response(error_body(code, message, fields), status=status_code, headers=headers)
 
 
 def exception_handler(exc, context):
@@ -86,5 +89,4 @@ def no_such_endpoint(request) -> JsonResponse:
     """Any /api/v1/ path no route matches (a malformed id, a trailing slash): JSON like every other error,
     never Django's HTML page."""
     hint = " (API paths have no trailing slash)" if request.path.endswith("/") else ""
-    message = f"no API endpoint at {request.path}{hint}"
-    return JsonResponse({"error": {"code": "not_found", "message": message, "fields": {}}}, status=404)
+    return JsonResponse(error_body("not_found", f"no API endpoint at {request.path}{hint}"), status=404)

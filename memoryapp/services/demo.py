@@ -138,11 +138,10 @@ def _conversation_ingest(user: User, conversation: Conversation, *, agent: Agent
 
 def _summaries_write(organization: Organization) -> None:
     """The summaries, built as one run of the summarize job, so that the jobs page shows the run."""
-    from memoryapp.jobs import job_work
-    from memoryapp.services.jobs import job_create, job_run
+    from memoryapp.jobs import job_execute
+    from memoryapp.services.jobs import job_create
 
-    job = job_create(kind="summarize", organization=organization, params={"trigger": "demo"})
-    job_run(job, lambda progress: job_work(job, progress))
+    job_execute(job_create(kind="summarize", organization=organization, params={"trigger": "demo"}))
 
 
 def _agent_reads_write(user: User, agents: list[Agent]) -> None:

@@ -190,8 +190,8 @@ def memory_correct(
         raise ValueError("the corrected text is empty")
     if value is None:
         value = locked.value if text is None else _corrected_value(locked.text, locked.value, new_text)
-    unchanged = (new_text, value, importance or locked.importance, valid_from or locked.valid_from)
-    if unchanged == (locked.text, locked.value, locked.importance, locked.valid_from):
+    importance, valid_from = importance or locked.importance, valid_from or locked.valid_from
+    if (new_text, value, importance, valid_from) == (locked.text, locked.value, locked.importance, locked.valid_from):
         raise ValueError("nothing to correct: this is what the memory already says")
     memory_invalidate(memory=locked, actor=actor, reason="corrected by an edit")
     now = timezone.now()
@@ -199,8 +199,8 @@ def memory_correct(
         organization=locked.organization, user=locked.user, project=locked.project, session=locked.session,
         scope=locked.scope, kind=locked.kind, text=new_text, subject=locked.subject, attribute=locked.attribute,
         value=value,
-        cardinality=locked.cardinality, importance=importance or locked.importance, confidence=1.0,
-        provenance=Memory.Provenance.USER_CORRECTED, valid_from=valid_from or locked.valid_from,
+        cardinality=locked.cardinality, importance=importance, confidence=1.0,
+        provenance=Memory.Provenance.USER_CORRECTED, valid_from=valid_from,
         recorded_at=now, last_accessed_at=now, embedding=embeddings.encode_one(new_text), supersedes=locked,
         agent=locked.agent,
     )
