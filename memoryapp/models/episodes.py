@@ -47,6 +47,8 @@ class Episode(models.Model):
     occurred_at = models.DateTimeField(default=timezone.now)
     received_at = models.DateTimeField(default=timezone.now)
     extraction = models.CharField(max_length=16, choices=Extraction.choices, default=Extraction.PENDING)
+    # The client's Idempotency-Key of the request that stored this episode: a retry returns these episodes.
+    request_key = models.CharField(max_length=200, blank=True, default="")
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"), output_field=SearchVectorField(), db_persist=True
@@ -56,6 +58,9 @@ class Episode(models.Model):
         ordering = ["occurred_at", "received_at"]
         indexes = [
             models.Index(fields=["organization", "user", "occurred_at"], name="episode_owner_time"),
+            # services.ingest looks a retried request up by its key.
+            models.Index(fields=["organization", "user", "request_key"], name="episode_request_key",
+                         condition=~models.Q(request_key="")),
             GinIndex(fields=["search_vector"], name="episode_fulltext"),  # selectors.search full-text leg
             # Only scopes above SEARCH_EXACT_MAX_ROWS walk it, but every message inserts into it: a
             # sparser graph than pgvector's default (m=16, ef_construction=64) cost 0.2 ms per insert

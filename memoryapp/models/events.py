@@ -98,6 +98,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The Celery worker running the job and its last sign of life: a job whose worker died is requeued.
+    worker = models.CharField(max_length=200, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -126,3 +129,5 @@ class DeletionReceipt(models.Model):
     deleted = models.JSONField(default=dict)
     recomputed = models.JSONField(default=list)
     at = models.DateTimeField(default=timezone.now)
+    # When the purge job made the deleted text unreadable on disk too (null until it has run).
+    purged_at = models.DateTimeField(null=True, blank=True)

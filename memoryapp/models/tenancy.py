@@ -30,6 +30,8 @@ class User(AbstractUser):
     external_id = models.CharField(max_length=150)
     is_org_admin = models.BooleanField(default=False)
     memory_paused = models.BooleanField(default=False, help_text="When on, nothing new is remembered.")
+    # An invited user logs in with a one-time password and must choose their own first.
+    must_change_password = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
