@@ -5,18 +5,20 @@ from __future__ import annotations
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryapp.api import serializers as s
 from memoryapp.api.auth import HasPermissionFor, principal_of
+from memoryapp.api.pagination import NewestFirst
 from memoryapp.models import Episode, Memory, MemoryEvent
 from memoryapp.selectors.context import context_assemble
 from memoryapp.selectors.ranking import Weights
 from memoryapp.selectors.scoping import (
     episode_visible,
     job_visible,
+    memory_changeable,
     memory_visible,
     project_visible,
     scoped_episodes,
@@ -30,9 +32,9 @@ from memoryapp.services.access import access_record
 from memoryapp.services.apply import MemoryDraft, candidate_apply
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extraction import episodes_extract
-from memoryapp.services.ingest import MessageIn, episodes_ingest
+from memoryapp.services.ingest import IdempotencyConflict, MessageIn, episodes_ingest, extraction_job_for
 from memoryapp.services.jobs import job_create, job_enqueue
-from memoryapp.services.tenancy import project_for_write, user_for_write
+from memoryapp.services.tenancy import project_for_write, scope_for_write, user_for_write
 
 
 class Api(APIView):
@@ -46,12 +48,6 @@ class Api(APIView):
         serializer = serializer_class(data=data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
-
-
-class NewestFirst(CursorPagination):
-    page_size = 50
-    max_page_size = 200
-    page_size_query_param = "page_size"
 
 
 def search_params(data: dict, principal) -> SearchParams:
@@ -81,12 +77,24 @@ def search_response(view: Api, search, item_name: str, item_json, *, endpoint: s
     })
 
 
-PREVIEW = OpenApiParameter("preview", bool, description="true: what would be deleted and recomputed; nothing is")
+PREVIEW = OpenApiParameter(
+    "preview", bool,
+    description="true (also 1, yes, on): what would be deleted and recomputed; nothing is. false (0, no, off) or "
+                "absent: delete. Anything else is refused with 400.",
+)
+
+
+class DeletionQuery(s.serializers.Serializer):
+    preview = s.serializers.BooleanField(required=False, default=False)
 
 
 def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
-    """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt."""
-    if request.query_params.get("preview") in {"true", "1"}:
+    """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt.
+    A misspelt preview is refused: read as "no", it would delete what the caller only meant to see."""
+    given = request.query_params.get("preview")
+    query = DeletionQuery(data={} if given is None else {"preview": given.strip().lower()})
+    query.is_valid(raise_exception=True)
+    if query.validated_data["preview"]:
         return Response({"preview": True, **plan.as_dict()})
     return Response(s.receipt_json(delete()))
 
@@ -94,32 +102,54 @@ def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
 # --- episodes ---------------------------------------------------------------------------------
 
 
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False,
+    description="Any string up to 200 characters, new for each request. A retry with the same key for the same "
+                "user stores nothing again and answers 200 with the episode ids the first request stored "
+                "(`replayed: true`); the same key with other messages answers 409.",
+)
+
+
 class EpisodesView(Api):
-    @extend_schema(request=s.EpisodesIngestIn, responses={201: dict, 202: dict})
+    @extend_schema(request=s.EpisodesIngestIn, responses={200: dict, 201: dict, 202: dict},
+                   parameters=[IDEMPOTENCY_KEY])
     def post(self, request):
         data = self.valid(s.EpisodesIngestIn, request.data)
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if len(key) > 200:
+            raise ValidationError({"Idempotency-Key": ["at most 200 characters"]})
         principal = self.principal
+        # All or nothing: the episodes commit together with their extraction (wait) or their job, or not at all.
         with transaction.atomic():
             user = user_for_write(principal, data["user"])
-            project = project_for_write(principal, data["project"])
-            result = episodes_ingest(
-                organization=user.organization, user=user, session=data["session"], project=project,
-                agent=principal.agent, actor=principal.actor,
-                messages=[MessageIn(m["source"], m["content"], m.get("occurred_at"), m.get("metadata") or {})
-                          for m in data["messages"]],
-            )
-        if result.paused:
-            return Response({"episodes": [], "job": None, "paused": True,
-                             "message": f"memory writing is paused for {user.external_id}; nothing was stored"},
-                            status=status.HTTP_200_OK)
-        ids = [str(e.id) for e in result.episodes]
-        if data["wait"]:
-            operations = episodes_extract(episode_ids=ids, actor=principal.actor)
-            return Response({"episodes": ids, "job": None, "operations": [o.as_dict() for o in operations]},
-                            status=status.HTTP_201_CREATED)
-        from memoryapp.tasks import extract_episodes
+            project = project_for_write(principal, data["project"], user=user)
+            try:
+                result = episodes_ingest(
+                    organization=user.organization, user=user, session=data["session"], project=project,
+                    agent=principal.agent, actor=principal.actor, request_key=key,
+                    messages=[MessageIn(m["source"], m["content"], m.get("occurred_at"), m.get("metadata") or {})
+                              for m in data["messages"]],
+                )
+            except IdempotencyConflict as exc:
+                from memoryapp.api.errors import Conflict
 
-        with transaction.atomic():
+                raise Conflict(str(exc)) from exc
+            if result.paused:
+                return Response({"episodes": [], "job": None, "paused": True,
+                                 "message": f"memory writing is paused for {user.external_id}; nothing was stored"},
+                                status=status.HTTP_200_OK)
+            ids = [str(e.id) for e in result.episodes]
+            replayed = {"replayed": True} if result.replayed else {}
+            if data["wait"]:
+                # A replay extracts only what the first request left pending: its operations are not repeated.
+                operations = episodes_extract(episode_ids=ids, actor=principal.actor)
+                return Response({"episodes": ids, "job": None, "operations": [o.as_dict() for o in operations],
+                                 **replayed}, status=status.HTTP_200_OK if replayed else status.HTTP_201_CREATED)
+            if result.replayed:
+                job = extraction_job_for(result.episodes)
+                return Response({"episodes": ids, "job": str(job.id) if job else None, **replayed})
+            from memoryapp.tasks import extract_episodes
+
             job = job_create(kind="extraction", organization=user.organization, user=user,
                              params={"episode_ids": ids})
             job_enqueue(job, extract_episodes)
@@ -129,13 +159,12 @@ class EpisodesView(Api):
     def get(self, request):
         principal = self.principal
         params = self.valid(EpisodeListQuery, request.query_params.dict())
-        episodes = scoped_episodes(principal).select_related("user", "project").order_by("-occurred_at")
+        episodes = scoped_episodes(principal).select_related("user", "project")
         if params.get("user"):
             episodes = episodes.filter(user=user_visible(principal, params["user"]))
         if params.get("session"):
             episodes = episodes.filter(session=params["session"])
-        paginator = NewestFirst()
-        paginator.ordering = "-occurred_at"
+        paginator = NewestFirst("occurred_at")
         page = paginator.paginate_queryset(episodes, request, view=self)
         return paginator.get_paginated_response([s.episode_json(e) for e in page])
 
@@ -170,8 +199,9 @@ class MemoriesView(Api):
         data = self.valid(s.MemoryCreateIn, request.data)
         principal = self.principal
         with transaction.atomic():
+            scope_for_write(principal, data["scope"])
             user = user_for_write(principal, data["user"])
-            project = project_for_write(principal, data["project"])
+            project = project_for_write(principal, data["project"], user=user)
             result = episodes_ingest(
                 organization=user.organization, user=user, session=data["session"], project=project,
                 agent=principal.agent, actor=principal.actor,
@@ -223,8 +253,7 @@ class MemoriesView(Api):
             memories = memories.filter(kind=params["kind"])
         if params.get("q"):
             memories = memories.filter(text__icontains=params["q"])
-        paginator = NewestFirst()
-        paginator.ordering = "-recorded_at"
+        paginator = NewestFirst("recorded_at")
         page = paginator.paginate_queryset(memories.select_related("user", "project"), request, view=self)
         return paginator.get_paginated_response([s.memory_json(m) for m in page])
 
@@ -255,7 +284,7 @@ class MemoryView(Api):
     def patch(self, request, memory_id):
         data = self.valid(s.MemoryCorrectIn, request.data)
         principal = self.principal
-        memory = memory_visible(principal, memory_id)
+        memory = memory_changeable(principal, memory_id, correcting=True)
         try:
             corrected = govern.memory_correct(memory=memory, actor=principal.actor, **data)
         except ValueError as exc:
@@ -267,7 +296,7 @@ class MemoryView(Api):
     @extend_schema(parameters=[PREVIEW], responses={200: dict})
     def delete(self, request, memory_id):
         principal = self.principal
-        memory = memory_visible(principal, memory_id)
+        memory = memory_changeable(principal, memory_id)
         return preview_or_delete(request, govern.plan_memory_deletion(memory),
                                  lambda: govern.memory_delete(memory=memory, actor=principal.actor))
 

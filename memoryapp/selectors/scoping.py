@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -17,10 +18,6 @@ from memoryapp.models import Agent, Episode, Job, Memory, Project, User
 from memoryapp.services.actors import ActorRef
 
 ALL_SCOPES = tuple(Memory.Scope.values)
-
-
-class AccessDenied(Exception):
-    """The principal may not read this (a missing permission, not a missing row)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +44,14 @@ class Principal:
         return bool(self.job) or (self.user is not None and self.user.is_org_admin)
 
     @property
+    def is_restricted(self) -> bool:
+        """An end user, or an agent key limited to some users or projects: it acts for those users
+        only, so it never writes org-wide and never reaches into projects they are not members of."""
+        if self.agent is not None:
+            return self.agent.allowed_users.exists() or self.agent.allowed_projects.exists()
+        return not self.is_admin
+
+    @property
     def actor(self) -> ActorRef:
         if self.job:
             return ActorRef.for_job(self.job)
@@ -64,13 +69,24 @@ def _allowed_users_q(principal: Principal, field: str) -> Q:
 
 
 def _allowed_projects(principal: Principal) -> list | None:
-    """Project ids the principal may read, or None for all of the organization's."""
+    """Project ids the principal may read, or None for all of the organization's. A project is read by
+    its members and by keys allowed it; a key limited to some users reads only their projects."""
     if principal.agent is not None:
-        allowed = list(principal.agent.allowed_projects.values_list("id", flat=True))
-        return allowed or None
+        agent = principal.agent
+        projects = Project.objects.filter(organization_id=principal.organization_id)
+        restricted = False
+        if agent.allowed_projects.exists():
+            projects, restricted = projects.filter(pk__in=agent.allowed_projects.values("id")), True
+        if agent.allowed_users.exists():
+            projects, restricted = projects.filter(members__in=agent.allowed_users.values("id")), True
+        return list(projects.values_list("id", flat=True).distinct()) if restricted else None
     if principal.is_admin:
         return None
     return list(principal.user.projects.values_list("id", flat=True))
+
+
+def _member_projects(user: User):
+    return Project.members.through.objects.filter(user_id=user.id).values("project_id")
 
 
 def scoped_memory_parts(
@@ -105,6 +121,8 @@ def scoped_memory_parts(
             in_project &= Q(project=project)
         if allowed_projects is not None:
             in_project &= Q(project_id__in=allowed_projects)
+        if user is not None:  # a read about one person: the projects they work in, not every project
+            in_project &= Q(project_id__in=_member_projects(user))
         parts.append(base.filter(in_project))
     if "org" in scopes:
         parts.append(base.filter(scope=Memory.Scope.ORG))
@@ -172,8 +190,7 @@ def valid_at(
 
 def user_visible(principal: Principal, external_id: str) -> User:
     """The organization's user with this external id, if the principal may see them (else 404)."""
-    users = User.objects.filter(organization_id=principal.organization_id).filter(_allowed_users_q(principal, "id"))
-    user = users.filter(external_id=external_id).first()
+    user = users_in_reach(principal).filter(external_id=external_id).first()
     if user is None:
         raise Http404(f"no user {external_id!r}")
     return user
@@ -186,6 +203,36 @@ def memory_visible(principal: Principal, memory_id) -> Memory:
     if memory is None:
         raise Http404("no such memory")
     return memory
+
+
+def memory_changeable(principal: Principal, memory_id, *, correcting: bool = False) -> Memory:
+    """A memory the principal may delete, or correct with `correcting` (else 404, or 403 when it may
+    read it but not change it)."""
+    memory = memory_visible(principal, memory_id)
+    refusal = change_refusal(principal, memory, correcting=correcting)
+    if refusal:
+        raise PermissionDenied(refusal)
+    return memory
+
+
+def change_refusal(principal: Principal, memory: Memory, *, correcting: bool = False) -> str:
+    """Why the principal may not change this memory it can read ("" when it may). The one rule for every
+    route: an end user or a key limited to some users changes only those users' memories; an org-wide
+    memory is corrected only by an admin or an unrestricted key (it reaches everyone's context), though
+    its owner may still delete it."""
+    if not principal.is_restricted:
+        return ""
+    if memory.user_id is None or not users_in_reach(principal).filter(pk=memory.user_id).exists():
+        return ("you may change only your own memories" if principal.user else
+                "this agent key may change only the memories of the users it is limited to")
+    if correcting and memory.scope == Memory.Scope.ORG:
+        return "only organization admins and unrestricted agent keys change org-wide memories"
+    return ""
+
+
+def users_in_reach(principal: Principal) -> QuerySet[User]:
+    """Users the principal acts for: it reads about them, writes for them and changes their memories."""
+    return User.objects.filter(organization_id=principal.organization_id).filter(_allowed_users_q(principal, "id"))
 
 
 def episode_visible(principal: Principal, episode_id) -> Episode:

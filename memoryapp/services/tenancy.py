@@ -6,10 +6,11 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memoryapp.models import Agent, Organization, Project, User
+from memoryapp.models import Agent, Memory, Organization, Project, User
 
 
 def organization_get_or_create(*, name: str) -> Organization:
@@ -117,19 +118,34 @@ def user_for_write(principal, external_id: str) -> User:
         return user_get_or_create_for_agent(organization=agent.organization, external_id=external_id)
 
 
-def project_for_write(principal, name: str) -> Project | None:
+def project_for_write(principal, name: str, *, user: User) -> Project | None:
+    """The project a write for `user` goes into. An admin or an unrestricted key may name any project
+    (created on first use) and the user becomes a member: the writer vouches that they work in it.
+    Anyone restricted writes only into projects the user already belongs to (and the key may reach)."""
     from memoryapp.selectors.scoping import project_visible
 
     if not name:
         return None
-    agent = principal.agent
-    if agent is not None and not agent.allowed_projects.exists():
-        return Project.objects.get_or_create(organization_id=principal.organization_id, name=name)[0]
-    return project_visible(principal, name)
+    if not principal.is_restricted:
+        project = Project.objects.get_or_create(organization_id=principal.organization_id, name=name)[0]
+        project.members.add(user)
+        return project
+    project = project_visible(principal, name)
+    if not project.members.filter(pk=user.pk).exists():
+        raise PermissionDenied(f"{user.external_id} is not a member of the project {name!r}")
+    return project
+
+
+def scope_for_write(principal, scope: str) -> str:
+    """Org-wide memories reach every user's context: only admins and unrestricted keys write them."""
+    if scope == Memory.Scope.ORG and principal.is_restricted:
+        raise PermissionDenied("only organization admins and unrestricted agent keys write org-wide memories")
+    return scope
 
 
 def user_invite(*, user: User, username: str) -> str:
-    """Let a user an agent created log in: a login name and a fresh password, returned once."""
+    """Let a user an agent created log in: a login name and a one-time password, returned once.
+    Whoever passed it on knows it too, so the user must choose their own at first login."""
     if user.has_usable_password():
         raise ValueError(f"{user.external_id!r} can already log in as {user.username!r}")
     if User.objects.filter(username=username).exclude(pk=user.pk).exists():
@@ -137,5 +153,23 @@ def user_invite(*, user: User, username: str) -> str:
     password = generate_password()
     user.username = username
     user.set_password(password)
-    user.save(update_fields=["username", "password"])
+    user.must_change_password = True
+    user.save(update_fields=["username", "password", "must_change_password"])
     return password
+
+
+def user_password_set(*, user: User, password: str) -> None:
+    """The user's own password (validated by the caller's form); a one-time password is then spent.
+    Sessions elsewhere end: they were opened with the old password."""
+    user.set_password(password)
+    user.must_change_password = False
+    user.save(update_fields=["password", "must_change_password"])
+
+
+def login_failures_forget(*, username: str, ip_address: str | None) -> None:
+    """After a successful login, forget that account's failed attempts from that address, and only
+    those: django-axes' own reset also drops every failure from the address, so whoever holds an
+    account could log in to it between guesses at someone else's and never reach the limit."""
+    from axes.models import AccessAttempt
+
+    AccessAttempt.objects.filter(username=username, ip_address=ip_address).delete()

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from memoryapp.models import Agent, DeletionReceipt, Episode, Memory
-from memoryapp.selectors.scoping import Principal, episode_visible, memory_visible
+from memoryapp.selectors.scoping import Principal, change_refusal, episode_visible, memory_changeable, memory_visible
 from memoryapp.services.actors import ActorRef
 from memoryapp.web.queries import receipts_visible
 
@@ -40,23 +40,16 @@ def memory_for_reading(request, memory_id) -> Memory:
     return memory_visible(principal_of(request), memory_id)
 
 
-def may_change(request, memory: Memory) -> bool:
-    """An end user changes only memories about themselves; an admin any of the organization's."""
-    return request.user.is_org_admin or memory.user_id == request.user.id
+def may_change(request, memory: Memory, *, correcting: bool = False) -> bool:
+    return not change_refusal(principal_of(request), memory, correcting=correcting)
 
 
-def memory_for_change(request, memory_id) -> Memory:
-    memory = memory_for_reading(request, memory_id)
-    if not may_change(request, memory):
-        raise Http404("no such memory")
-    return memory
+def memory_for_change(request, memory_id, *, correcting: bool = False) -> Memory:
+    return memory_changeable(principal_of(request), memory_id, correcting=correcting)
 
 
 def episode_for_change(request, episode_id) -> Episode:
-    episode = episode_visible(principal_of(request), episode_id)
-    if not (request.user.is_org_admin or episode.user_id == request.user.id):
-        raise Http404("no such episode")
-    return episode
+    return episode_visible(principal_of(request), episode_id)  # an end user sees only their own episodes
 
 
 def receipt_for_reading(request, receipt_id) -> DeletionReceipt:

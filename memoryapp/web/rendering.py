@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -48,4 +49,9 @@ def redirect_after_action(request, to, *args, **kwargs) -> HttpResponse:
 
 
 def paginate(request, rows, *, per_page: int = PAGE_SIZE) -> Page:
+    if isinstance(rows, QuerySet):
+        ordering = [*(rows.query.order_by or rows.model._meta.ordering)]
+        if not {"pk", "-pk", "id", "-id"} & {o for o in ordering if isinstance(o, str)}:
+            # Pages by offset: rows that tie on the ordering (one timestamp) would move between pages.
+            rows = rows.order_by(*ordering, "-pk")
     return Paginator(rows, per_page).get_page(request.GET.get("page"))

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url, reswap, retarget
 
 from memoryapp.services import govern
+from memoryapp.services.purge import purge_delay_minutes
 from memoryapp.web import queries
 from memoryapp.web.access import (
     actor_of,
@@ -45,7 +46,7 @@ def _memory_context(request, memory) -> dict:
     others = request.user.is_org_admin and memory.user_id != request.user.id
     section = "admin-memories" if others else "memories"
     return {"page": queries.memory_page(principal_of(request), memory), "can_change": may_change(request, memory),
-            "nav_section": section}
+            "can_correct": may_change(request, memory, correcting=True), "nav_section": section}
 
 
 @login_required
@@ -59,7 +60,7 @@ def memory_detail(request, memory_id):
 @login_required
 @require_http_methods(["GET", "POST"])
 def memory_correct(request, memory_id):
-    memory = memory_for_change(request, memory_id)
+    memory = memory_for_change(request, memory_id, correcting=True)
     form = MemoryCorrectForm(request.POST or None, initial={"text": memory.text})
     if request.method == "POST" and form.is_valid():
         try:
@@ -116,7 +117,8 @@ def episode_delete(request, episode_id):
 @require_GET
 def receipt(request, receipt_id):
     return render(request, "web/receipt.html", {**nav_context(request),
-                                                "receipt": receipt_for_reading(request, receipt_id)})
+                                                "receipt": receipt_for_reading(request, receipt_id),
+                                                "purge_within_minutes": purge_delay_minutes()})
 
 
 @login_required
