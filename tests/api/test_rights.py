@@ -244,3 +244,36 @@ def test_a_second_end_user_cannot_touch_the_first_ones_memories(world, acme):
     assert client.patch(f"memories/{own}", {"text": "Alice sold her bike."}).status_code == 404
     assert client.delete(f"memories/{own}").status_code == 404
     assert Memory.objects.filter(pk=own, status=Memory.Status.ACTIVE).exists()
+
+
+@pytest.mark.parametrize("principal, own, other", [
+    ("end_user", 200, 404), ("restricted", 200, 404), ("read_only", 200, 200), ("admin", 200, 200),
+    ("other_org", 404, 404),
+])
+def test_episode_reads(world, principal, own, other):
+    client = world["clients"][principal]
+    assert client.get(f"episodes/{world['episodes']['own']}").status_code == own
+    assert client.get(f"episodes/{world['episodes']['other_user']}").status_code == other
+    for path in ("episodes?user=bob", "episodes/search"):
+        response = (client.get(path) if path.startswith("episodes?")
+                    else client.post(path, {"user": "bob", "query": "tram to work"}))
+        assert response.status_code == other
+        assert ("tram" in response.content.decode()) == (other == 200)
+    listing = client.get("episodes?page_size=200")
+    assert listing.status_code == 200
+    assert ("tram" in listing.content.decode()) == (other == 200)
+    assert ("bike" in listing.content.decode()) == (own == 200)
+
+
+@pytest.mark.parametrize("principal, own, other", [
+    ("end_user", 200, 404), ("restricted", 200, 404), ("read_only", 200, 200), ("admin", 200, 200),
+    ("other_org", 404, 404),
+])
+def test_job_reads(world, acme, alice, bob, principal, own, other):
+    from memoryapp.models import Job
+
+    jobs = {who: Job.objects.create(organization=acme, user=user, kind="extraction", params={})
+            for who, user in (("own", alice), ("other", bob))}
+    client = world["clients"][principal]
+    assert client.get(f"jobs/{jobs['own'].pk}").status_code == own
+    assert client.get(f"jobs/{jobs['other'].pk}").status_code == other
