@@ -1,6 +1,7 @@
 """memoryapp settings: everything comes from the environment, with safe defaults for local use."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -60,10 +61,12 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "memoryapp",
 ]
 
 MIDDLEWARE = [
+    "memoryapp.failures.FailurePages",  # outermost: sees what fails in every middleware below
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -74,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memoryapp.web.middleware.PasswordChangeRequired",  # after auth: knows who is logged in
+    "axes.middleware.AxesMiddleware",  # last: turns a refused login into the lockout page
 ]
 
 ROOT_URLCONF = "memoryapp.urls"
@@ -82,6 +87,28 @@ AUTH_USER_MODEL = "memoryapp.User"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
+
+# Login throttling (django-axes, failed attempts kept in the database): an account is locked after
+# LOGIN_FAILURE_LIMIT failures whatever the address, and an address after as many failures whatever
+# the account, each for LOGIN_COOLOFF_MINUTES. Axes' backend comes first so that a locked login is
+# refused even with the right password. Agent keys do not go through authenticate(): never locked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one trips it
+# A successful login forgets that account's failures from that address only (the login view calls
+# tenancy.login_failures_forget): axes' AXES_RESET_ON_SUCCESS also forgets every failure from the
+# address, which let anyone with an account log in to it between guesses and never be locked.
+AXES_RESET_ON_SUCCESS = False
+AXES_LOCKOUT_CALLABLE = "memoryapp.web.account_views.lockout"  # the dashboard's lockout page, 429
+AXES_DISABLE_ACCESS_LOG = True  # keep failed attempts only, not a log of every login
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "csrfmiddlewaretoken"]  # masked in what axes stores and logs
+# The client address is REMOTE_ADDR (gunicorn serves directly): a forwarded header would let a
+# client pick a fresh address for every attempt.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
 
 TEMPLATES = [
     {
@@ -206,11 +233,19 @@ _SCHEDULE = {
     "summarize": envint("SCHEDULE_SUMMARIZE_SECONDS", 1800),
     "decay": envint("SCHEDULE_DECAY_SECONDS", 3600),
     "metrics": envint("SCHEDULE_METRICS_SECONDS", 3600),  # the contradiction-rate panel's time series
+    # Deleted text leaves the database files (services.purge); a deletion also queues one sooner.
+    "purge": envint("SCHEDULE_PURGE_SECONDS", 300),
 }
+PURGE_INTERVAL_SECONDS = _SCHEDULE["purge"]  # receipts promise "purged within" this
 CELERY_BEAT_SCHEDULE = {
     kind: {"task": "memoryapp.tasks.run_scheduled_job", "schedule": float(seconds), "args": [kind]}
     for kind, seconds in _SCHEDULE.items()
     if seconds > 0
+}
+# Jobs whose worker died are sent again within seconds (memoryapp.services.jobs.jobs_orphaned), not
+# after the visibility timeout; no job row for this one, it runs too often to list.
+CELERY_BEAT_SCHEDULE["requeue_orphaned_jobs"] = {
+    "task": "memoryapp.tasks.requeue_orphaned_jobs", "schedule": float(envint("SCHEDULE_ORPHANS_SECONDS", 15))
 }
 DECAY_STRENGTH_HOURS = envfloat("DECAY_STRENGTH_HOURS", 24 * 30)  # retention exp(-t / (S * this))
 DECAY_ARCHIVE_BELOW = envfloat("DECAY_ARCHIVE_BELOW", 0.05)
@@ -219,12 +254,16 @@ MEMORY_CAP_PER_USER = envint("MEMORY_CAP_PER_USER", 5000)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every line goes through the filter: a request line's query string (search text) is dropped.
+    "filters": {"no_query_strings": {"()": "memoryapp.logfilters.StripQueryStrings"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["no_query_strings"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "pgserver": {"level": "WARNING"},
         # 4xx are answers, not faults: Django would log each with its traceback (a 403's included)
         "django.request": {"level": "ERROR"},
+        # runserver's request lines, through the filtered handler instead of Django's own
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
 

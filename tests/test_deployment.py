@@ -63,4 +63,4 @@ def test_a_user_an_agent_created_can_be_invited_later(db, client):
     password = out.getvalue().split("password ")[1].split(" ")[0]
     response = client.post("/login/", {"username": "alex", "password": password})
     assert response.status_code == 302, "logged in"
-    assert client.get("/").status_code == 200
+    assert client.get("/")["Location"] == "/account/password/", "the password was one-time"

@@ -3,6 +3,18 @@
 from django.db import migrations, models
 
 
+def members_from_writes(apps, schema_editor):
+    """Project reads about a user now keep to the projects they are a member of. Before, an agent key
+    wrote into any project without making the user a member: those users become members of the
+    projects their episodes and memories are in, so nothing they had disappears from their reads."""
+    Episode, Memory, Project = (apps.get_model("memoryapp", name) for name in ("Episode", "Memory", "Project"))
+    Membership = Project.members.through
+    pairs = set(Episode.objects.filter(project__isnull=False).values_list("project_id", "user_id").distinct())
+    pairs |= set(Memory.objects.filter(project__isnull=False, user__isnull=False)
+                 .values_list("project_id", "user_id").distinct())
+    Membership.objects.bulk_create([Membership(project_id=p, user_id=u) for p, u in pairs], ignore_conflicts=True)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -39,4 +51,5 @@ class Migration(migrations.Migration):
             model_name='episode',
             index=models.Index(condition=models.Q(('request_key', ''), _negated=True), fields=['organization', 'user', 'request_key'], name='episode_request_key'),
         ),
+        migrations.RunPython(members_from_writes, migrations.RunPython.noop),
     ]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime, time, timedelta
 
 from django import forms
+from django.contrib.auth import forms as auth_forms
 from django.utils import timezone
 
 from memoryapp.models import Actor, Agent, Memory, MemoryEvent, Project, User
 from memoryapp.services.access import ACCESS_ENDPOINTS
+from memoryapp.timebounds import check_in_span
 from memoryapp.web.queries import LogFilters, MemoryFilters
 
 # The jobs an admin may start from the dashboard (memoryapp.jobs runs them), with what they do.
@@ -17,6 +19,7 @@ JOB_KINDS = {
     "summarize": ("Summarize", "Rebuild each user's profile and topic summaries."),
     "decay": ("Decay", "Archive memories nobody recalls any more; enforce per-user caps."),
     "expire_sessions": ("Expire sessions", "Drop session memories whose conversation has ended."),
+    "purge": ("Purge deleted text", "Rewrite the tables deletions touched and drop old WAL: deleted text leaves disk."),
 }
 
 
@@ -41,8 +44,8 @@ class MemoryFilterForm(forms.Form):
     scope = forms.ChoiceField(required=False, choices=[("", "Any scope"), *Memory.Scope.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
     agent = forms.ModelChoiceField(required=False, queryset=Agent.objects.none(), empty_label="Any agent")
-    true_from = forms.DateField(required=False, label="True from", widget=DateInput)
-    true_until = forms.DateField(required=False, label="until", widget=DateInput)
+    true_from = forms.DateField(required=False, label="True from", widget=DateInput, validators=[check_in_span])
+    true_until = forms.DateField(required=False, label="until", widget=DateInput, validators=[check_in_span])
 
     def __init__(self, *args, organization_id, scopes=tuple(Memory.Scope.values), **kwargs):
         super().__init__(*args, **kwargs)
@@ -89,6 +92,17 @@ class MemoryCorrectForm(forms.Form):
         return text
 
 
+class QuarantineApproveForm(forms.Form):
+    """The confirmation step of an approval: the text agents will see, editable first."""
+
+    text = forms.CharField(max_length=2000, label="Text to approve",
+                           widget=forms.Textarea(attrs={"rows": 3, "autofocus": True}),
+                           error_messages={"required": "Write the text to approve, or reject the memory instead."})
+
+    def clean_text(self):
+        return " ".join(self.cleaned_data["text"].split())
+
+
 class MemoryWritingForm(forms.Form):
     paused = forms.TypedChoiceField(choices=[("true", "pause"), ("false", "resume")], coerce=lambda v: v == "true")
 
@@ -133,8 +147,8 @@ class _LogFilterForm(forms.Form):
     actor_type = forms.ChoiceField(required=False, choices=[("", "Any actor"), *Actor.choices])
     actor_id = forms.CharField(required=False, max_length=64, label="Actor id",
                                widget=forms.TextInput(attrs={"placeholder": "agent, user or job id"}))
-    since = forms.DateField(required=False, widget=DateInput)
-    until = forms.DateField(required=False, widget=DateInput)
+    since = forms.DateField(required=False, widget=DateInput, validators=[check_in_span])
+    until = forms.DateField(required=False, widget=DateInput, validators=[check_in_span])
     field_order = ["what"]
 
     def filters(self) -> LogFilters:
@@ -157,3 +171,22 @@ class AccessFilterForm(_LogFilterForm):
 
 class JobRunForm(forms.Form):
     kind = forms.ChoiceField(choices=[(kind, kind) for kind in JOB_KINDS])
+
+
+class _NewPasswordDiffers:
+    """A new password the same as the current one would leave a one-time password in use."""
+
+    def clean_new_password1(self):
+        password = self.cleaned_data.get("new_password1")
+        if password and self.user.check_password(password):
+            raise forms.ValidationError("Choose a password different from the one you have now.",
+                                        code="password_unchanged")
+        return password
+
+
+class PasswordChangeForm(_NewPasswordDiffers, auth_forms.PasswordChangeForm):
+    """The current password, then the new one twice; the settings' validators apply."""
+
+
+class FirstPasswordForm(_NewPasswordDiffers, auth_forms.SetPasswordForm):
+    """At first login the user has just typed the one-time password: only the new one, twice."""

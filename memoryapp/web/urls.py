@@ -1,14 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memoryapp.web import admin_views, evaluation_views, views
+from memoryapp.web import account_views, admin_views, evaluation_views, views
 
 app_name = "web"
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="web/login.html", redirect_authenticated_user=True),
-         name="login"),
+    path("login/", account_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/password/", account_views.password, name="password"),
     path("", views.memory_list, name="memories"),
     path("memories/<uuid:memory_id>/", views.memory_detail, name="memory"),
     path("memories/<uuid:memory_id>/correct/", views.memory_correct, name="memory-correct"),

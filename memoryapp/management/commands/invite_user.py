@@ -21,4 +21,5 @@ class Command(BaseCommand):
             password = user_invite(user=target, username=username)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"{username} can now log in with the password {password} (shown once; they can change it)")
+        self.stdout.write(f"{username} can now log in with the one-time password {password} (shown once: at first "
+                          "login they must choose their own, and this one stops working)")
