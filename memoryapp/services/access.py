@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memoryapp.models import AccessLog, Episode, Memory
 from memoryapp.selectors.scoping import Principal
+from memoryapp.services.gate import redacted
 
 ACCESS_ENDPOINTS = ("search", "context", "episodes/search")  # the reads that are logged
 STRENGTH_PER_RECALL = 1.0  # MemoryBank: each recall makes the memory slower to fade
@@ -30,7 +31,8 @@ def access_record(principal: Principal, *, items: list, query: str, endpoint: st
         actor_id=actor.id,
         user_id=user_id,
         endpoint=endpoint,
-        query=query[:2000],
+        # A secret typed into a search box would otherwise stay in the log for as long as the log does.
+        query=redacted(query)[:2000],
         memory_ids=memory_ids,
         episode_ids=episode_ids,
     )

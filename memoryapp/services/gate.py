@@ -1,10 +1,11 @@
 """The gate in front of the write path: secrets out, instructions flagged, sizes bounded.
 
-Pure functions over text, no database. `redact_secrets` runs on every episode before it is
-stored, so a secret is never persisted and never reaches extraction. `looks_like_instruction`
-runs only on untrusted content (tool output, web pages, documents), whose memories are then
-quarantined: it favours recall, because a false positive costs an admin a click and a miss
-lets a stranger steer the agent.
+Pure functions over text, no database. `redact_secrets` runs on every write path before anything
+is stored (episodes with their session name and metadata keys and values, memories written from
+structured fields, corrections, stored search queries), so a secret is never persisted and never
+reaches extraction. `looks_like_instruction` runs only on untrusted content (tool output, web
+pages, documents), whose memories are then quarantined: it favours recall, because a false
+positive costs an admin a click and a miss lets a stranger steer the agent.
 """
 
 from __future__ import annotations
@@ -26,28 +27,65 @@ _NOT_AFTER_TOKEN_CHAR = r"(?<![A-Za-z0-9_\-])"
 _NOT_BEFORE_TOKEN_CHAR = r"(?![A-Za-z0-9_\-])"
 
 # How a credential is introduced in prose or config: "password: x", "pwd=x", "password is x",
-# "password was changed to x". Spaces and tabs only, so a "Password:" form label does not
-# swallow the first word of the next line.
+# "password was changed to x", "Passwort ist x", "mot de passe est x". The group "assigned" notes
+# a config assignment, whose value is one word. Spaces and tabs only, so a "Password:" form label
+# does not swallow the next line (the label-line pattern decides about that line).
+_IS = r"(?:is|was|ist|war|est|es|era|é)"
 _STATED_AS = (
-    r"(?:[\"']?[ \t]*[:=][ \t]*"
-    r"|[ \t]+(?:is|was)(?:[ \t]+(?:now|still|currently|actually))?(?:[ \t]*:)?[ \t]+"
+    r"(?:[\"']?[ \t]*(?P<assigned>=)[ \t]*"
+    r"|[\"']?[ \t]*:[ \t]*"
+    rf"|[ \t]+{_IS}(?:[ \t]+(?:now|still|currently|actually))?(?:[ \t]*:)?[ \t]+"
     r"|[ \t]+(?:(?:has[ \t]+been|was|is|got)[ \t]+)?(?:set|changed|updated|reset)[ \t]+to[ \t]+)"
 )
 # "password for my bank account is ...": up to three words naming what the credential opens.
 _CREDENTIAL_FOR = r"(?:[ \t]+(?:for|to|on|of|at)(?:[ \t]+[\w.@\-]+){1,3}?)?"
+# What names a credential: "password", "pw", "Passwort", "mot de passe", "wifi code", "door code"...
+# A code is only a credential with the thing it opens in front of it: "the code is on GitHub" is not,
+# nor is "the building code" or "safe code".
+_CREDENTIAL = (
+    r"(?:pass(?:word|wd|code|phrase)|pass[ \-]phrase|pwd|pw|passwort|kennwort|mot[ \t]+de[ \t]+passe"
+    r"|contrase(?:ñ|n)a|senha|wachtwoord"
+    r"|(?:wi-?fi|wlan)[ \t\-]?(?:code|key|pin)|(?:door|gate|alarm|garage|locker|lock|keypad)[ \t\-]?(?:code|pin))"
+)
 # Words that follow "password is" in prose about passwords rather than in a stated password:
-# "the password is incorrect", "your PIN is required".
-_NOT_A_PASSWORD = (
+# "the password is the same", "the wifi code is on the fridge", "mein Passwort ist zu kurz".
+_PROSE_WORD = (
     r"(?:a|an|the|not|too|very|also|and|or|so|that|this|what|how|is|in|on|at|for|of|to|now|still|being|been|"
-    r"incorrect|invalid|wrong|required|correct|missing|empty|blank|weak|strong|expired|reset|changed|same|"
+    r"my|your|his|her|their|our|its|by|with|from|as|than|enough|yet|every|each|after|before|once|twice|"
+    r"here|there|somewhere|under|behind|inside|below|above|online|none|null|"
+    r"zu|nicht|sehr|pas|trop|très)\b"
+)
+# States a password is in: "the password is incorrect", "your PIN is required to continue". Such a
+# word is prose when the clause ends after it or goes on with a small word; followed by more plain
+# words it is the start of a passphrase ("my passphrase is correct horse battery staple").
+_PROSE_STATE = (
+    r"(?:incorrect|invalid|wrong|required|correct|missing|empty|blank|weak|strong|expired|reset|changed|same|"
     r"different|case|hidden|secret|safe|set|stored|encrypted|hashed|long|short|valid|ok|okay|fine|mandatory|"
     r"optional|needed|protected|saved|updated|unknown|unchanged|good|bad|easy|hard|visible|shown|displayed|sent|"
-    r"used|locked|none|null|forgotten|compromised|leaked)\b"
+    r"used|locked|forgotten|compromised|leaked|written|taped|printed|posted|stuck|available|attached|included|"
+    r"provided|given|listed|shared|located|"
+    r"falsch|richtig|ungültig|erforderlich|requis|oublié|faux|obligatoire|incorrecto|incorrecta|obligatorio)\b"
 )
+# Where a stated value stops: a clause-joining word ("... and my PIN is ..."), a time word
+# ("changed to x yesterday"), an aside in brackets or another "name: value" pair.
+_CLAUSE_BREAK = (
+    r"(?:and|but|or|so|because|since|which|who|while|though|although|when|if|unless|until|then|please|"
+    r"yesterday|today|tonight|tomorrow|now|again|already|anymore|und|et|y)\b"
+    r"|[(\[]|[^\s\"'`]*[:=]"
+)
+_NOT_A_PASSWORD = (
+    rf"(?:{_PROSE_WORD}|{_PROSE_STATE}(?![ \t]+(?!{_PROSE_WORD}|{_CLAUSE_BREAK})[^\s\"'`]))"
+)
+# One unquoted word: up to whitespace, leaving sentence punctuation after it in place ("!" and
+# "?" stay in it: passwords end with them more often than sentences about passwords do).
+_TOKEN = r"[^\s\"'`]+?(?=[.,;:)]*(?:\s|$|[\"'`]))"
+# A value stated in prose runs to the end of its clause: a passphrase is several words, and
+# "correct horse battery staple" must not lose only "correct". Each further word must follow the
+# previous one after plain spaces, so a comma, a full stop or a line break ends the value.
+# After "=" (config: "PASSWORD=x DEBUG=1") the value is one word.
 _STATED_VALUE = (
     r"(?!\[REDACTED:)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|`[^`\n]+`"
-    # Unquoted: up to whitespace, leaving sentence punctuation after the value in place.
-    rf"|(?!{_NOT_A_PASSWORD})[^\s\"'`]+?(?=[.,;:)]*(?:\s|$|[\"'`])))"
+    rf"|(?!{_NOT_A_PASSWORD}){_TOKEN}(?(assigned)|(?:[ \t]+(?!{_CLAUSE_BREAK}){_TOKEN})*))"
 )
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -121,8 +159,31 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "password",
         re.compile(
-            rf"(?<![A-Za-z0-9])(?:pass(?:word|wd|code|phrase)|pass[ \-]phrase|pwd){_CREDENTIAL_FOR}{_STATED_AS}"
-            + _STATED_VALUE,
+            rf"(?<![A-Za-z0-9]){_CREDENTIAL}{_CREDENTIAL_FOR}{_STATED_AS}" + _STATED_VALUE,
+            re.IGNORECASE,
+        ),
+    ),
+    # A label on its own line and the password alone on the next: "Password:\nhunter2". Only a
+    # single word is taken, so "Password:\nEnter it on the next screen." stays as it is.
+    (
+        "password",
+        re.compile(
+            rf"(?<![A-Za-z0-9]){_CREDENTIAL}{_CREDENTIAL_FOR}(?:[ \t]*[:=]|[ \t]+{_IS})[ \t]*\r?\n(?:[ \t]*\r?\n)?"
+            rf"[ \t]*(?!\[REDACTED:)(?!{_NOT_A_PASSWORD}[ \t]*$)(?P<secret>\S+)(?=[ \t]*(?:\r?\n|\Z))",
+            re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
+    # "login sam / hunter2", "credentials: sam/hunter2": a user name, a slash and the password.
+    # Not "the login page / the signup page": words that name a part of a login screen are no user.
+    (
+        "password",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:log[ \-]?in|logon|sign[ \-]?in|credentials?|creds"
+            r"|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)"
+            r"(?:[ \t]*[:=][ \t]*|[ \t]+(?:(?:is|are)[ \t]+)?)"
+            r"(?!(?:page|screen|form|flow|button|link|window|prompt|box|field|issue|problem|error|details|info|"
+            r"system|process|and|or|the|a|an|with|via|to|for)\b)"
+            r"[^\s/\"'`]+[ \t]*/[ \t]*(?!\[REDACTED:)(?P<secret>" + _TOKEN + ")",
             re.IGNORECASE,
         ),
     ),
@@ -138,7 +199,16 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # Digit groups that could be a card number; which part of a run really is one is decided in
 # _redact_card_numbers. Not after "+" (phone numbers) or a decimal point, not inside a word.
-_DIGIT_RUN = re.compile(r"(?<![\w+.,/\-])\d{3,19}(?:[ \-]\d{3,19})*(?![\w]|[.,]\d)")
+# Groups are separated by a space (also a non-breaking or thin one, as word processors write
+# "4111\u00a01111\u00a01111\u00a01111") or a hyphen.
+_DIGIT_RUN = re.compile(r"(?<![\w+.,/\-])\d{3,19}(?:[ \-\u00a0\u2007\u2009\u202f]\d{3,19})*(?![\w]|[.,]\d)")
+# "4111.1111.1111.1111", "4111/1111/1111/1111": a dot or slash also separates dates, versions and
+# decimals, so only the printed groupings count there (fours, Amex 4-6-5), with one separator.
+_PUNCTUATED_CARD = re.compile(
+    r"(?<![\w+.,/\-])(?:\d{4}(?P<sep>[./])\d{4}(?P=sep)\d{4}(?P=sep)\d{3,4}(?:(?P=sep)\d{3})?"
+    r"|\d{4}(?P<amex>[./])\d{6}(?P=amex)\d{5})"
+    r"(?![\w]|[.,/]\d)"
+)
 _DIGITS = re.compile(r"\d+")
 
 
@@ -191,6 +261,16 @@ def _redact_card_numbers(text: str) -> tuple[str, bool]:
         pieces.append(run[cursor:])
         return "".join(pieces)
 
+    def replace_punctuated(match: re.Match[str]) -> str:
+        nonlocal found
+        groups = list(_DIGITS.finditer(match.group(0)))
+        for end in range(len(groups), 2, -1):  # the whole, or the card without a trailing CVV
+            if _looks_like_card([group.group() for group in groups[:end]]):
+                found = True
+                return _marker("card_number") + match.group(0)[groups[end - 1].end() :]
+        return match.group(0)
+
+    text = _PUNCTUATED_CARD.sub(replace_punctuated, text)
     return _DIGIT_RUN.sub(replace, text), found
 
 
@@ -218,6 +298,23 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
     if found:
         kinds.append("card_number")
     return text, kinds
+
+
+def redact_labelled(value: str, *, label: str) -> tuple[str, list[str]]:
+    """A structured field redacted as if written "label: value": {"attribute": "wifi password",
+    "value": "Sunny42"} states a password although neither string does on its own."""
+    prefix = f"{label}: "
+    if label:
+        combined, kinds = redact_secrets(prefix + value)
+        if combined.startswith(prefix):  # the label itself held no secret
+            return combined[len(prefix) :], kinds
+    return redact_secrets(value)
+
+
+def redacted(text: str) -> str:
+    """The text with every secret replaced, for names and fields stored without a REDACT event
+    (a project name, a stored search query)."""
+    return redact_secrets(text)[0]
 
 
 # ---------------------------------------------------------------------------------------------

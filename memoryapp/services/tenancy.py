@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memoryapp.models import Agent, Memory, Organization, Project, User
+from memoryapp.services.gate import redacted
 
 
 def organization_get_or_create(*, name: str) -> Organization:
@@ -126,6 +127,7 @@ def project_for_write(principal, name: str, *, user: User) -> Project | None:
 
     if not name:
         return None
+    name = redacted(name)  # a project name is stored text too: a secret in it never reaches the store
     if not principal.is_restricted:
         project = Project.objects.get_or_create(organization_id=principal.organization_id, name=name)[0]
         project.members.add(user)

@@ -277,3 +277,12 @@ def test_job_reads(world, acme, alice, bob, principal, own, other):
     client = world["clients"][principal]
     assert client.get(f"jobs/{jobs['own'].pk}").status_code == own
     assert client.get(f"jobs/{jobs['other'].pk}").status_code == other
+
+
+def test_a_secret_in_a_project_name_is_stored_redacted(acme, alice):
+    key = AgentClient(make_agent(acme, "owner")[1])
+    response = key.post("memories", {"user": "alice", "text": "Kickoff is on Monday.", "scope": "project",
+                                     "project": "launch password: Tr0ub4dor&3"})
+    assert response.status_code == 201
+    names = list(Project.objects.filter(organization=acme).values_list("name", flat=True))
+    assert names and not any("Tr0ub4dor" in name for name in names)

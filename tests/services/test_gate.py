@@ -4,7 +4,14 @@ import time
 
 import pytest
 
-from memoryapp.services.gate import GateRefused, check_size, looks_like_instruction, redact_secrets
+from memoryapp.services.gate import (
+    GateRefused,
+    check_size,
+    looks_like_instruction,
+    redact_labelled,
+    redact_secrets,
+    redacted,
+)
 
 # Shapes of real credentials, made up; each is (kind, the secret itself, text that carries it).
 AGENT_KEY = "mk_0123456789ab_" + "Zx9-" * 10 + "a_B"
@@ -70,6 +77,83 @@ def test_a_stated_password_loses_its_value_and_keeps_the_sentence(text, expected
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pw: hunter2", "pw: [REDACTED:password]"),
+        ("my PW is hunter2 and my pin is 9981", "my PW is [REDACTED:password] and my pin is [REDACTED:password]"),
+        ("Passwort: Geheim123!", "Passwort: [REDACTED:password]"),
+        ("Mein Passwort ist Geheim123.", "Mein Passwort ist [REDACTED:password]."),
+        ("Mon mot de passe est soleil42.", "Mon mot de passe est [REDACTED:password]."),
+        ("mot de passe : soleil42", "mot de passe : [REDACTED:password]"),
+        ("login sam / hunter2", "login sam / [REDACTED:password]"),
+        ("VPN login: sam@acme.com/Hunter2! for it", "VPN login: sam@acme.com/[REDACTED:password] for it"),
+        ("the wifi code is 8HJ2-KK91, ask me if it fails", "the wifi code is [REDACTED:password], ask me if it fails"),
+        ("Door code is 4821#.", "Door code is [REDACTED:password]."),
+    ],
+)
+def test_passwords_named_in_other_words_and_languages_are_redacted(text, expected):
+    assert redact_secrets(text) == (expected, ["password"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Password:\nhunter2\nThanks!", "Password:\n[REDACTED:password]\nThanks!"),
+        ("Here is the wifi password:\n\n  Sunny-Day-42  \n", "Here is the wifi password:\n\n  [REDACTED:password]  \n"),
+        ("pw =\r\nhunter2", "pw =\r\n[REDACTED:password]"),
+    ],
+)
+def test_a_password_alone_on_the_line_after_its_label_is_redacted(text, expected):
+    assert redact_secrets(text) == (expected, ["password"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my passphrase is correct horse battery staple", "my passphrase is [REDACTED:password]"),
+        ("My password is correct horse battery staple.", "My password is [REDACTED:password]."),
+        (
+            "The passphrase is purple monkey dishwasher and my PIN is 1234.",
+            "The passphrase is [REDACTED:password] and my PIN is [REDACTED:password].",
+        ),
+        ("passphrase: tall tree green river, don't share it", "passphrase: [REDACTED:password], don't share it"),
+    ],
+)
+def test_a_passphrase_is_redacted_to_the_end_of_its_clause(text, expected):
+    redacted_text, kinds = redact_secrets(text)
+
+    assert redacted_text == expected
+    assert kinds == ["password"]
+
+
+def test_a_config_assignment_takes_one_word():
+    redacted_text, _ = redact_secrets("DB_PASSWORD=s3cr3t-Pa55 DEBUG=1")
+
+    assert redacted_text == "DB_PASSWORD=[REDACTED:password] DEBUG=1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I changed my wifi router",
+        "My password manager is 1Password.",
+        "The wifi code is on the fridge.",
+        "The door code is written on the back of the card.",
+        "The password is correct.",
+        "The password is stored in the vault.",
+        "Das Passwort ist falsch.",
+        "Le mot de passe est incorrect.",
+        "The login page / signup page is broken.",
+        "Log in with Google / GitHub.",
+        "I use a passphrase with four words.",
+        "Password:\nrequired",
+    ],
+)
+def test_talk_about_passwords_codes_and_logins_is_not_redacted(text):
+    assert redact_secrets(text) == (text, [])
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "The password is incorrect, try again.",
@@ -110,8 +194,26 @@ def test_a_luhn_valid_card_number_is_redacted(card):
     assert kinds == ["card_number"]
 
 
-def test_a_card_number_followed_by_its_cvv_is_redacted():
-    redacted, _ = redact_secrets("card 4111 1111 1111 1111 123")
+@pytest.mark.parametrize(
+    "card",
+    [
+        "4111.1111.1111.1111",
+        "4111/1111/1111/1111",
+        "4111\u00a01111\u00a01111\u00a01111",  # non-breaking spaces, as word processors write it
+        "4111\u202f1111\u202f1111\u202f1111",
+        "3782.822463.10005",
+    ],
+)
+def test_a_card_number_grouped_by_dots_slashes_or_non_breaking_spaces_is_redacted(card):
+    redacted_text, kinds = redact_secrets(f"Charge my card {card} tomorrow.")
+
+    assert redacted_text == "Charge my card [REDACTED:card_number] tomorrow."
+    assert kinds == ["card_number"]
+
+
+@pytest.mark.parametrize("text", ["card 4111 1111 1111 1111 123", "card 4111.1111.1111.1111.123"])
+def test_a_card_number_followed_by_its_cvv_is_redacted(text):
+    redacted, _ = redact_secrets(text)
 
     assert "4111" not in redacted
 
@@ -124,6 +226,9 @@ def test_a_card_number_followed_by_its_cvv_is_redacted():
         "We met on 2024-01-15 at 10:30 and again on 15/02/2024.",
         "Order 1234567890123 shipped; the file has 1718035200000 bytes.",
         "Pi is 3.14159265358979323846.",
+        "Charge my card 4111.1111.1111.1112 tomorrow.",  # fails Luhn
+        "Version 4.1.1.2 shipped on 15.02.2024, build 2024/01/15, host 192.168.100.200.",
+        "The ratio is 4111.5555555555554444 exactly.",
     ],
 )
 def test_ordinary_numbers_are_kept(text):
@@ -158,6 +263,16 @@ def test_several_secrets_in_one_text_are_all_redacted_and_each_kind_reported_onc
     assert redacted.count("[REDACTED:openai_key]") == 2
     assert "call 415-555-2671." in redacted
     assert sorted(kinds) == ["aws_access_key_id", "card_number", "openai_key", "password"]
+
+
+def test_a_structured_value_is_redacted_in_the_light_of_its_label():
+    assert redact_labelled("Sunny42", label="wifi password") == ("[REDACTED:password]", ["password"])
+    assert redact_labelled("Porto", label="city") == ("Porto", [])
+    assert redact_labelled("hunter2", label="") == ("hunter2", [])
+
+
+def test_redacted_gives_the_text_alone():
+    assert redacted("login sam / hunter2") == "login sam / [REDACTED:password]"
 
 
 def test_a_bearer_jwt_is_reported_as_a_jwt_once():
@@ -254,7 +369,18 @@ def test_oversized_whitespace_is_refused_for_its_size():
 
 @pytest.mark.parametrize(
     "text",
-    ["a_" * 20_000, "\n" * 40_000, "1234 " * 8_000, "password for a " * 3_000, "-----BEGIN PRIVATE KEY-----" * 1_000],
+    [
+        "a_" * 20_000,
+        "\n" * 40_000,
+        "1234 " * 8_000,
+        "password for a " * 3_000,
+        "-----BEGIN PRIVATE KEY-----" * 1_000,
+        "my passphrase is " + "word " * 20_000,
+        "password is correct " * 3_000,
+        "password:\n" * 20_000,
+        "login a / " * 5_000,
+        "4111.1111." * 5_000,
+    ],
 )
 def test_adversarial_shapes_are_handled_in_linear_time(text):
     # Each of these once took minutes through a backtracking pattern; linear work takes milliseconds.
