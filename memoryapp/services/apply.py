@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -19,7 +19,9 @@ from memoryapp import embeddings
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract.base import Candidate
+from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import Decision, judge
+from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
 SIMILAR_CANDIDATES = 5
@@ -59,6 +61,7 @@ class MemoryDraft:
     valid_from: datetime | None = None
     sources: Sequence[Episode] = field(default_factory=list)
     agent_id: UUID | None = None
+    redacted: list[str] = field(default_factory=list)  # kinds of secret taken out, for the REDACT event
 
 
 _queued = threading.local()
@@ -107,6 +110,12 @@ def event_record(
         event.save(force_insert=True)
     else:
         queue.append(event)
+
+
+def redaction_record(*, organization_id, actor: ActorRef, kinds: list[str], memory_id=None, user_id=None) -> None:
+    """The REDACT event of a memory stored with secrets taken out: which kinds, never the secrets."""
+    event_record(organization_id=organization_id, op=Op.REDACT, actor=actor, memory_id=memory_id, user_id=user_id,
+                 reason=f"secrets redacted before storage: {', '.join(sorted(set(kinds)))}", data={"kinds": kinds})
 
 
 def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: str) -> None:
@@ -160,6 +169,9 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
         user_id=draft.user.id if draft.user else None,
         data={"sources": [str(e.id) for e in draft.sources], "supersedes": str(supersedes.id) if supersedes else None},
     )
+    if draft.redacted:
+        redaction_record(organization_id=draft.organization.id, actor=actor, kinds=draft.redacted,
+                         memory_id=memory.id, user_id=draft.user.id if draft.user else None)
     return memory
 
 
@@ -178,8 +190,7 @@ def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, 
 
 def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason: str) -> None:
     """A complement: the memory now says both things, with the union of sources."""
-    memory.value = f"{memory.value}; {draft.value}" if memory.value else draft.value
-    memory.text = f"{memory.text.rstrip('.')}; {_lower_first(_without_subject(draft.text, draft.subject))}"
+    memory.text, memory.value = complemented(memory.text, memory.value, draft.text, draft.subject, draft.value)
     memory.importance = max(memory.importance, draft.importance)
     memory.embedding = embeddings.encode_one(memory.text)
     memory.save(update_fields=["value", "text", "importance", "embedding"])
@@ -193,6 +204,12 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
         user_id=memory.user_id,
         data={"sources_added": [str(e.id) for e in draft.sources]},
     )
+
+
+def complemented(text: str, value: str, more_text: str, more_subject: str, more_value: str) -> tuple[str, str]:
+    """(text, value) of a memory complemented by a statement: "Sam is vegetarian; eats eggs."."""
+    return (f"{text.rstrip('.')}; {_lower_first(_without_subject(more_text, more_subject))}",
+            f"{value}; {more_value}" if value else more_value)
 
 
 def memory_close(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason: str) -> None:
@@ -286,11 +303,37 @@ def draft_from_candidate(
     )
 
 
+def _secrets_redacted(candidate: Candidate, draft: MemoryDraft) -> Candidate:
+    """The candidate without secrets, and the draft redacted in place. Extracted candidates come from
+    redacted episodes, but an API client's structured fields (subject, attribute, value, session) reach
+    here straight; the judge and the stored row must see the same redacted values."""
+    kinds: list[str] = []
+    seen: dict[tuple[str, str], str] = {}  # candidate and draft mostly repeat each other's strings
+
+    def clean(text: str, label: str = "") -> str:
+        if text and (text, label) not in seen:
+            seen[text, label], found = redact_labelled(text, label=label)
+            kinds.extend(found)
+        return seen.get((text, label), text)
+
+    attribute = clean(candidate.attribute)
+    candidate = replace(candidate, text=clean(candidate.text), subject=clean(candidate.subject), attribute=attribute,
+                        value=clean(candidate.value, attribute))
+    text = clean(draft.text)
+    if text != draft.text:  # the vector must never be computed from the secret
+        draft.text, draft.embedding = text, embeddings.encode_one(text)
+    draft.subject, draft.attribute = clean(draft.subject), clean(draft.attribute)
+    draft.value, draft.session = clean(draft.value, draft.attribute), clean(draft.session)
+    draft.redacted = list(dict.fromkeys(draft.redacted + kinds))
+    return candidate
+
+
 # No savepoint: no caller recovers from a failed candidate, so it fails with its caller's transaction
 # (extraction applies hundreds per transaction: a savepoint and its release were a quarter of its queries).
 @transaction.atomic(savepoint=False)
 def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:
     """Judge one candidate against the store and apply the decision, under the slot's lock."""
+    candidate = _secrets_redacted(candidate, draft)
     if draft.status == Memory.Status.QUARANTINED:
         memory = memory_add(draft=draft, actor=actor, reason=draft.status_reason or "untrusted", op=Op.QUARANTINE)
         return [Operation(Op.QUARANTINE, memory.id, draft.status_reason)]
@@ -299,6 +342,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         "user_id": draft.user.id if draft.user else None,
         "project_id": draft.project_id,
     }
+    user_lock(user_id=owner["user_id"])  # before the slot lock: services.locks' order
     # Unstructured statements share one slot per owner, so two writers cannot both ADD the same text.
     slot_lock(**owner, subject=draft.subject if candidate.attribute else "", attribute=candidate.attribute)
     # The judge never reads a vector, and parsing each loaded row's 384 floats was a tenth of extraction.
@@ -318,7 +362,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         if candidate.relation == "retract" and draft.session
         else []
     )
-    decision = judge(candidate, slot=slot, similar=similar, session_recent=session_recent)
+    decision = judge(
+        candidate, slot=slot, similar=similar, session_recent=session_recent, provenance=draft.provenance
+    )
     return decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
 
 
@@ -326,18 +372,24 @@ def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDra
     target = decision.target
     if not decision.op:
         return []
+    if candidate.relation == "negate" and decision.op in (Op.SUPERSEDE, Op.QUARANTINE):
+        draft.value = f"not {draft.value}"  # what ends the old value is that it stopped being true
     if decision.op == Op.ADD:
         memory = memory_add(draft=draft, actor=actor, reason=decision.reason)
         return [Operation(Op.ADD, memory.id, decision.reason)]
+    if decision.op == Op.QUARANTINE:
+        # The judge held an untrusted candidate back from the user's fact: it waits for an admin.
+        draft.status, draft.status_reason = Memory.Status.QUARANTINED, decision.reason
+        memory = memory_add(draft=draft, actor=actor, reason=decision.reason, op=Op.QUARANTINE)
+        return [Operation(Op.QUARANTINE, memory.id, decision.reason)]
     if decision.op == Op.NOOP:
-        memory_noop(memory=target, sources=draft.sources, actor=actor, reason=decision.reason)
+        sources = draft.sources if decision.link_source else []
+        memory_noop(memory=target, sources=sources, actor=actor, reason=decision.reason)
         return [Operation(Op.NOOP, target.id, decision.reason)]
     if decision.op == Op.UPDATE:
         memory_update(memory=target, draft=draft, actor=actor, reason=decision.reason)
         return [Operation(Op.UPDATE, target.id, decision.reason)]
     if decision.op == Op.SUPERSEDE:
-        if candidate.relation == "negate":
-            draft.value = f"not {draft.value}"
         new = memory_supersede(old=target, draft=draft, actor=actor, reason=decision.reason)
         return [Operation(Op.SUPERSEDE, new.id, decision.reason)]
     assert decision.op == Op.INVALIDATE, f"unknown operation {decision.op!r}"

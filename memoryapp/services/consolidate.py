@@ -108,8 +108,12 @@ def representative_order(memory: Memory) -> tuple:
 
 def mergeable(a: Memory, b: Memory) -> bool:
     """Two structured memories merge only when they state the same (subject, attribute, value);
-    nothing merges across projects."""
+    nothing merges across projects, nor across trust: untrusted content merged into what the user
+    said would take the user's provenance, or keep the user's fact alive after the user's own
+    source is deleted."""
     if a.project_id != b.project_id:
+        return False
+    if _untrusted(a) != _untrusted(b):
         return False
     if a.attribute and b.attribute:
         return (a.subject.lower(), a.attribute, a.value.strip().lower()) == (
@@ -274,6 +278,10 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
         data={"members": [str(m.id) for m in members]},
     )
     return merged
+
+
+def _untrusted(memory: Memory) -> bool:
+    return memory.provenance == Memory.Provenance.UNTRUSTED_SOURCE
 
 
 def _with_source_count(memories: QuerySet[Memory]) -> QuerySet[Memory]:

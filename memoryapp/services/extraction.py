@@ -4,7 +4,7 @@ crash changes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 from itertools import groupby
 from uuid import UUID
@@ -19,6 +19,7 @@ from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
 from memoryapp.services.gate import looks_like_instruction
 from memoryapp.services.ingest import episodes_embed
+from memoryapp.services.locks import user_lock
 
 SESSION_CONTEXT_EPISODES = 20
 UNTRUSTED_CONFIDENCE = 0.5
@@ -58,6 +59,18 @@ def episodes_extract(
     return operations
 
 
+def episode_candidates(episode: Episode, *, excluded: Collection[UUID] = ()) -> list[Candidate]:
+    """What one stored episode alone yields, read with its session's earlier turns except `excluded`
+    (episodes being deleted): services.govern rebuilds a memory from the sources that remain."""
+    context = [e for e in _session_context(episode) if e.pk not in excluded]
+    inputs = [EpisodeInput(e.content, e.occurred_at, e.source, e.session) for e in [*context, episode]]
+    return [
+        replace(candidate, episode_index=0)
+        for candidate in get_extractor().extract(inputs, subject=episode.user.external_id)
+        if candidate.episode_index == len(context)
+    ]
+
+
 def _session_context(first: Episode) -> list[Episode]:
     """Earlier turns of the same session, so corrections and retractions can refer back."""
     if not first.session:
@@ -86,6 +99,7 @@ def _candidates(episodes: list[Episode], extractor: Extractor) -> list[Candidate
 @events_batched()
 def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: ActorRef) -> list[Operation]:
     """`candidates[i]` are episode i's (candidate, vector) pairs. Episodes already done are skipped."""
+    user_lock(user_id=episodes[0].user_id)  # before the episode rows: services.locks' order
     # The row locks make a concurrent run for the same episodes wait, then see them done.
     pending = set(
         Episode.objects.select_for_update()

@@ -20,12 +20,19 @@ RESTATEMENT_SIMILARITY = 0.92
 RELATED_SIMILARITY = 0.6
 
 
+# What the user said (or corrected) themselves: untrusted content never ends or changes it.
+USER_PROVENANCE = frozenset({Memory.Provenance.USER_STATED, Memory.Provenance.USER_CORRECTED})
+# Operations that end or rewrite their target.
+OVERRIDING_OPS = frozenset({Op.UPDATE, Op.SUPERSEDE, Op.INVALIDATE})
+
+
 @dataclass(frozen=True)
 class Decision:
-    op: str  # ADD, UPDATE, SUPERSEDE, INVALIDATE, NOOP, or "" for "nothing to do"
-    target: Memory | None
+    op: str  # ADD, UPDATE, SUPERSEDE, INVALIDATE, NOOP, QUARANTINE, or "" for "nothing to do"
+    target: Memory | None  # for QUARANTINE: the user's memory the candidate conflicts with
     reason: str
     also_add: bool = False  # INVALIDATE of a wrong fact followed by the corrected one
+    link_source: bool = True  # NOOP: append the candidate's episodes to the target's sources
 
 
 def normalize(value: str) -> str:
@@ -38,11 +45,45 @@ def value_parts(memory: Memory) -> set[str]:
 
 
 def judge(
-    candidate: Candidate, *, slot: list[Memory], similar: list[tuple[Memory, float]], session_recent: list[Memory]
+    candidate: Candidate,
+    *,
+    slot: list[Memory],
+    similar: list[tuple[Memory, float]],
+    session_recent: list[Memory],
+    provenance: str,
 ) -> Decision:
     """`slot`: active memories with the candidate's subject and attribute (newest last);
     `similar`: (memory, cosine) of the most similar active memories in scope;
-    `session_recent`: active memories written from this session, newest last (for retractions)."""
+    `session_recent`: active memories written from this session, newest last (for retractions);
+    `provenance`: the candidate's provenance class (untrusted_source for web, tool and document content)."""
+    decision = _judge_meaning(candidate, slot=slot, similar=similar, session_recent=session_recent)
+    if provenance == Memory.Provenance.UNTRUSTED_SOURCE:
+        return held_to_the_user(decision)
+    return decision
+
+
+def held_to_the_user(decision: Decision) -> Decision:
+    """An untrusted candidate's decision, limited by what the user said: instead of ending or
+    rewriting a user-stated or user-corrected memory it goes to the quarantine queue, where only
+    an admin's explicit approval lets it through; restating one adds nothing to its sources (an
+    untrusted episode must not keep the user's fact alive once the user's own source is deleted).
+    Every judge (rules or LLM) passes through here, so no decision path can skip it."""
+    target = decision.target
+    if target is None or target.provenance not in USER_PROVENANCE:
+        return decision
+    if decision.op in OVERRIDING_OPS:
+        # Names the slot, never the user's text: deleting that memory must not leave its words here.
+        about = f"the {target.attribute} " if target.attribute else "a memory "
+        return Decision(Op.QUARANTINE, target, f"untrusted content conflicts with {about}the user stated")
+    if decision.op == Op.NOOP:
+        return Decision(Op.NOOP, target, f"{decision.reason}; known from the user, untrusted source not linked",
+                        link_source=False)
+    return decision
+
+
+def _judge_meaning(
+    candidate: Candidate, *, slot: list[Memory], similar: list[tuple[Memory, float]], session_recent: list[Memory]
+) -> Decision:
     if candidate.relation == "retract":
         return _judge_retraction(candidate, session_recent)
     if not candidate.attribute:

@@ -88,14 +88,22 @@ class _Target:
 
 def summary_members(user: User, *, attributes: Sequence[str] | None = None) -> QuerySet[Memory]:
     """What summaries are built from: the user's active semantic and procedural user-scope memories."""
-    members = Memory.objects.filter(
-        organization_id=user.organization_id,
-        user=user,
-        scope=Memory.Scope.USER,
-        kind__in=[Memory.Kind.SEMANTIC, Memory.Kind.PROCEDURAL],
-        status=Memory.Status.ACTIVE,
+    members = _summarizable(
+        Memory.objects.filter(
+            organization_id=user.organization_id,
+            user=user,
+            scope=Memory.Scope.USER,
+            kind__in=[Memory.Kind.SEMANTIC, Memory.Kind.PROCEDURAL],
+        )
     )
     return members.filter(attribute__in=attributes) if attributes is not None else members
+
+
+def _summarizable(memories: QuerySet[Memory]) -> QuerySet[Memory]:
+    """Active memories a summary may be written from. Untrusted-source ones (web, tools, documents,
+    even once an admin approved them) never are: a summary is labelled `system`, and folded into one
+    their text would lose its provenance; they reach the context on their own, marked unverified."""
+    return memories.filter(status=Memory.Status.ACTIVE).exclude(provenance=Memory.Provenance.UNTRUSTED_SOURCE)
 
 
 def profile_summarize(*, user: User, actor: ActorRef) -> Memory | None:
@@ -138,7 +146,7 @@ def summary_recompute(*, summary: Memory, actor: ActorRef) -> Memory | None:
     if summary.kind == Memory.Kind.SEMANTIC:
         return merge_recompute(merged=summary, actor=actor)
     target = _Target(summary.attribute, summary.value)
-    remaining = sorted(summary.derived_from.filter(status=Memory.Status.ACTIVE), key=_reading_order)
+    remaining = sorted(_summarizable(summary.derived_from.all()), key=_reading_order)
     if len(remaining) < target.min_members:
         with transaction.atomic():
             _summary_delete(summary, actor=actor, reason=f"fewer than {target.min_members} memories left")

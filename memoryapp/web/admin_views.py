@@ -20,6 +20,7 @@ from memoryapp.web.forms import (
     AgentCreateForm,
     EventFilterForm,
     JobRunForm,
+    QuarantineApproveForm,
 )
 from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
 
@@ -105,23 +106,33 @@ def quarantine(request):
 
 
 @admin_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def quarantine_approve(request, memory_id):
+    """Approving always goes through this confirmation page (it works without JavaScript): it shows
+    what the memory would replace and lets the admin edit its text first."""
     memory = quarantined_for_admin(request, memory_id)
-    moderation.memory_approve(memory=memory, actor=actor_of(request))
-    messages.success(request, "Approved: the memory is active and agents can retrieve it.")
-    if request.htmx:
-        return fragment(request, "web/admin/_quarantine_list.html", _quarantine_context(request))
-    return redirect_after_action(request, "web:admin-quarantine")
+    form = QuarantineApproveForm(request.POST if request.method == "POST" else None, initial={"text": memory.text})
+    if form.is_valid():
+        moderation.memory_approve(memory=memory, actor=actor_of(request), text=form.cleaned_data["text"])
+        messages.success(request, "Approved: the memory is active and agents can retrieve it, marked unverified.")
+        return redirect_after_action(request, "web:admin-quarantine")
+    return render(request, "web/admin/quarantine_approve.html", {
+        **nav_context(request), "memory": memory, "form": form,
+        "replaces": moderation.memory_approval_replaces(memory),
+        "action": reverse("web:admin-quarantine-approve", args=[memory.pk]),
+    }, status=400 if form.is_bound else 200)
 
 
 @admin_required
 @require_http_methods(["GET", "POST"])
 def quarantine_reject(request, memory_id):
+    """Rejecting is the safe, primary action: one click in the queue (the source stays in the archive)."""
     memory = quarantined_for_admin(request, memory_id)
     if request.method == "POST":
         receipt = moderation.memory_reject(memory=memory, actor=actor_of(request))
         messages.success(request, f"Rejected and deleted (receipt {receipt.pk}).")
+        if request.htmx:
+            return fragment(request, "web/admin/_quarantine_list.html", _quarantine_context(request))
         return redirect_after_action(request, "web:admin-quarantine")
     return render(request, "web/admin/quarantine_reject.html", {
         **nav_context(request), "memory": memory, "action": reverse("web:admin-quarantine-reject", args=[memory.pk]),

@@ -94,6 +94,7 @@ def test_admin_approves_quarantined_web_content(page, screenshot, demo):
     expect(item.locator("button.primary")).to_have_text("Reject")
     item.locator("text=Approve…").click()
     expect(page.locator(".confirm h2")).to_have_text("Approve this memory?")
+    screenshot("09b-quarantine-approve")
     page.click("button:has-text('Approve')")
     expect(page.locator("#quarantine-list")).to_contain_text("The quarantine is empty")
     expect(page.locator("#messages")).to_contain_text("Approved")

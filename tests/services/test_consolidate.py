@@ -300,3 +300,34 @@ def test_a_merge_is_recomputed_from_what_remains_after_a_deletion(alice):
     black.delete()
     assert merge_recompute(merged=rebuilt, actor=JOB) is None
     assert not Memory.objects.filter(pk=merged.pk).exists()
+
+
+@pytest.mark.django_db
+def test_untrusted_memories_never_merge_into_what_the_user_said(alice):
+    """Merged, the web page would carry the user's provenance, and keep the user's fact alive after
+    the user deleted their own message. Real vectors: the two texts are near-duplicates."""
+    said = remembered(alice, "Alice plays the cello in an amateur orchestra.", importance=7, minutes_ago=10)
+    page = say(alice, "Alice plays cello in an amateur orchestra.", source="web")
+    web = make_memory(alice, page.content, provenance=Memory.Provenance.UNTRUSTED_SOURCE, confidence=0.5)
+    web.sources.add(page, through_defaults={"organization_id": alice.organization_id})
+    assert float(np.dot(consolidate._unit(said.embedding), consolidate._unit(web.embedding))) >= 0.9
+
+    counts = consolidate_user(user=alice, actor=JOB)
+
+    assert counts["components"] == 1 and counts["merged"] == 0
+    said.refresh_from_db()
+    web.refresh_from_db()
+    assert said.status == web.status == Memory.Status.ACTIVE
+    assert said.provenance == Memory.Provenance.USER_STATED
+    assert list(said.sources.values_list("source", flat=True)) == ["user"]
+
+
+@pytest.mark.django_db
+def test_untrusted_near_duplicates_still_merge_with_each_other(alice):
+    for content in ("Alice plays the cello in an amateur orchestra.", "Alice plays cello in an amateur orchestra."):
+        memory = make_memory(alice, content, provenance=Memory.Provenance.UNTRUSTED_SOURCE)
+        page = say(alice, content, source="web")
+        memory.sources.add(page, through_defaults={"organization_id": alice.organization_id})
+
+    assert consolidate_user(user=alice, actor=JOB)["merged"] == 2
+    assert merged_memory(alice).provenance == Memory.Provenance.UNTRUSTED_SOURCE
