@@ -1,0 +1,26 @@
+"""The per-user write lock. Deletion plans and executes under it; ingest and extraction write under
+it, so a deletion never meets a half-written ingest or extraction of the same user, and an episode
+it is deleting never gets a memory linked to it meanwhile.
+
+Lock order, everywhere: the user row first, then episode rows, then slot locks
+(services.apply.slot_lock), then memory rows. A writer that takes the user lock after any of the
+others can deadlock with a deletion."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from memoryapp.models import User
+
+
+def user_lock(*, user_id: UUID | None) -> bool:
+    """Hold the user's write lock until the end of the caller's transaction (one is required);
+    False when the user does not exist (any more). Re-taking it in the same transaction is free.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: it still excludes every other holder of the lock, but not
+    the key-share locks PostgreSQL takes for foreign keys, so a writer that only inserts rows
+    pointing at the user (an access log, a summary job) is never made to wait, or to deadlock,
+    behind a deletion."""
+    if user_id is None:
+        return False
+    return bool(list(User.objects.select_for_update(no_key=True).filter(pk=user_id).values_list("pk", flat=True)))
