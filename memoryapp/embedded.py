@@ -124,10 +124,48 @@ def _start_postgres(pgdata: Path) -> str:
     # cleanup_mode=None: stopping is ours (see _release), pgserver's own counting ignores dead pids.
     server = pgserver.get_server(pgdata, cleanup_mode=None)
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        _configure_postgres(conn)
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
     return server.get_uri(database=DATABASE_NAME)
+
+
+# Deleted text must leave the files (memoryapp.services.purge). All of these apply on reload.
+POSTGRES_SETTINGS = {
+    # A checkpoint deletes the WAL segments it no longer needs instead of renaming them for reuse
+    # (a recycled segment keeps its old records, deleted text included, until overwritten).
+    "wal_recycle": "off",
+    "wal_keep_size": "0",  # no segments kept beyond the last checkpoint (there is no replica)
+    # Small, so that even without the purge's own checkpoint little old WAL piles up.
+    "min_wal_size": "32MB",
+    "max_wal_size": "128MB",
+    # Full-page images stay on (crash safety); those from before the purge's checkpoint go with
+    # their segments. wal_compression stays at its default (off).
+    # The server log lives under the data folder too: never copy a failed statement (with its
+    # text) or a DETAIL line (key values, a deadlock's queries) into it.
+    "log_min_error_statement": "panic",
+    "log_error_verbosity": "terse",
+}
+
+
+def _configure_postgres(conn) -> None:
+    current = dict(conn.execute(
+        "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name = ANY(%s)", [list(POSTGRES_SETTINGS)]
+    ).fetchall())
+    changed = False
+    for name, value in POSTGRES_SETTINGS.items():
+        if _normalized(current.get(name, "")) != _normalized(value):
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            changed = True
+    if changed:
+        conn.execute("SELECT pg_reload_conf()")
+
+
+def _normalized(value: str) -> str:
+    """pg_settings shows sizes in their unit ("32" "MB", "0" "MB") and booleans as on/off."""
+    value = value.strip().lower()
+    return "0" if value.rstrip("kmgb") == "0" else value
 
 
 def _redis_pid(redis_dir: Path) -> int | None:

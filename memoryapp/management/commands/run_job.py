@@ -12,7 +12,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         # Evaluations take parameters: `python manage.py evaluate` runs those.
-        parser.add_argument("kind", choices=[*MAINTENANCE, "metrics"])
+        parser.add_argument("kind", choices=[*MAINTENANCE, "metrics", "purge"])
         parser.add_argument("--org", help="only this organization (default: all)")
 
     def handle(self, *args, kind, org, **options):
