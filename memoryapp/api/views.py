@@ -88,14 +88,15 @@ class DeletionQuery(s.serializers.Serializer):
     preview = s.serializers.BooleanField(required=False, default=False)
 
 
-def preview_or_delete(request, plan: govern.DeletionPlan, delete) -> Response:
-    """`?preview=true` answers what would go and what would be recomputed; otherwise the receipt.
-    A misspelt preview is refused: read as "no", it would delete what the caller only meant to see."""
+def preview_or_delete(request, plan, delete) -> Response:
+    """`?preview=true` answers `plan()`: what would go and what would be recomputed; otherwise the receipt
+    of `delete()` (which plans again under the user's lock). A misspelt preview is refused: read as "no",
+    it would delete what the caller only meant to see."""
     given = request.query_params.get("preview")
     query = DeletionQuery(data={} if given is None else {"preview": given.strip().lower()})
     query.is_valid(raise_exception=True)
     if query.validated_data["preview"]:
-        return Response({"preview": True, **plan.as_dict()})
+        return Response({"preview": True, **plan().as_dict()})
     return Response(s.receipt_json(delete()))
 
 
@@ -186,7 +187,7 @@ class EpisodeView(Api):
     def delete(self, request, episode_id):
         principal = self.principal
         episode = episode_visible(principal, episode_id)
-        return preview_or_delete(request, govern.plan_episode_deletion(episode),
+        return preview_or_delete(request, lambda: govern.plan_episode_deletion(episode),
                                  lambda: govern.episode_delete(episode=episode, actor=principal.actor))
 
 
@@ -297,7 +298,7 @@ class MemoryView(Api):
     def delete(self, request, memory_id):
         principal = self.principal
         memory = memory_changeable(principal, memory_id)
-        return preview_or_delete(request, govern.plan_memory_deletion(memory),
+        return preview_or_delete(request, lambda: govern.plan_memory_deletion(memory),
                                  lambda: govern.memory_delete(memory=memory, actor=principal.actor))
 
 
@@ -358,7 +359,7 @@ class UserMemoriesView(Api):
     def delete(self, request, user):
         principal = self.principal
         target = user_visible(principal, user)
-        return preview_or_delete(request, govern.plan_user_deletion(target),
+        return preview_or_delete(request, lambda: govern.plan_user_deletion(target),
                                  lambda: govern.user_memories_delete(user=target, actor=principal.actor))
 
 

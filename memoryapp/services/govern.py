@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
+import numpy as np
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
 from memoryapp import embeddings
@@ -24,13 +26,26 @@ from memoryapp.models import (
     User,
 )
 from memoryapp.services.actors import ActorRef
-from memoryapp.services.apply import event_record, memory_invalidate
+from memoryapp.services.apply import complemented, event_record, memory_invalidate, redaction_record
+from memoryapp.services.gate import redact_labelled, redact_secrets
+from memoryapp.services.judge import RESTATEMENT_SIMILARITY, normalize
+from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
 DERIVED_KINDS = (Memory.Kind.SUMMARY, Memory.Kind.REFLECTION)
 
 
 # --- deletion -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """What a memory says once rebuilt from the sources that remain after a deletion."""
+
+    text: str
+    value: str
+    importance: int
+    trusted: bool  # at least one remaining source that supports it is trusted
 
 
 @dataclass
@@ -41,7 +56,10 @@ class DeletionPlan:
     target: str
     memories: set[UUID] = field(default_factory=set)
     episodes: set[UUID] = field(default_factory=set)
-    recompute: set[UUID] = field(default_factory=set)  # derived memories rebuilt from what remains
+    recompute: set[UUID] = field(default_factory=set)  # rebuilt from what remains: derived ones and `rebuilt`
+    # Memories a deleted episode helped write (an UPDATE merged it in) that other sources still
+    # support: rewritten from those alone. Their ids are in `recompute` too.
+    rebuilt: dict[UUID, Rebuilt] = field(default_factory=dict)
     sources_unlinked: int = 0  # memories that keep other sources and lose only the deleted one
 
     def as_dict(self) -> dict:
@@ -71,8 +89,8 @@ def _versions(memory_ids: set[UUID]) -> set[UUID]:
 
 
 def _close_over_derivatives(plan: DeletionPlan) -> None:
-    """Derived memories of deleted ones are recomputed, or deleted when nothing else feeds them."""
-    pending = set(plan.memories)
+    """Derived memories of deleted or rebuilt ones are recomputed, or deleted when nothing else feeds them."""
+    pending = set(plan.memories) | set(plan.rebuilt)
     while pending:
         derived = set(
             MemoryDerivation.objects.filter(source_id__in=pending).values_list("derived_id", flat=True)
@@ -88,6 +106,89 @@ def _close_over_derivatives(plan: DeletionPlan) -> None:
                 pending.add(derived_id)
 
 
+def _close_over_sources(plan: DeletionPlan, sourced: QuerySet[Memory]) -> None:
+    """Memories that came from the deleted episodes: deleted when no other source remains; rebuilt from
+    the remaining sources when a deleted one shaped what they say; otherwise they only lose the link.
+    Every version of a fact has its own sources, so earlier versions are decided the same way.
+    `sourced`: the memories linked to the deleted episodes that the plan does not delete already."""
+    sourced = sourced.distinct().prefetch_related("source_links")
+    merges = set(MemoryDerivation.objects.filter(derived__in=sourced).values_list("derived_id", flat=True))
+    for memory in sourced:
+        remaining = {link.episode_id for link in memory.source_links.all()} - plan.episodes
+        if not remaining:
+            plan.memories.add(memory.pk)
+        elif (memory.pk in merges  # rebuilt from its members, by _close_over_derivatives
+              or memory.provenance == Memory.Provenance.USER_CORRECTED  # the user's own words
+              or not _shaped_by(memory, deleted=plan.episodes, remaining=remaining)):
+            plan.sources_unlinked += 1
+        else:
+            rebuilt = _rebuilt(memory, remaining=remaining, deleted=plan.episodes)
+            if rebuilt is None:
+                plan.memories.add(memory.pk)  # what is left of its sources no longer says it
+            elif (rebuilt.text, rebuilt.value) == (memory.text, memory.value):
+                plan.sources_unlinked += 1  # the others say all of it too
+            else:
+                plan.rebuilt[memory.pk] = rebuilt
+                plan.recompute.add(memory.pk)
+
+
+def _shaped_by(memory: Memory, *, deleted: set[UUID], remaining: set[UUID]) -> bool:
+    """Whether a deleted episode wrote into the memory (ADD, UPDATE, SUPERSEDE), as its events record;
+    a NOOP only linked it. With no record of who wrote it (an import), assume a deleted one did."""
+    writers = set()
+    for data in MemoryEvent.objects.filter(memory_id=memory.pk).exclude(op=Op.NOOP).values_list("data", flat=True):
+        writers.update(map(str, (data or {}).get("sources", []) + (data or {}).get("sources_added", [])))
+    deleted_ids = set(map(str, deleted))
+    return bool(writers & deleted_ids) or not writers & (deleted_ids | set(map(str, remaining)))
+
+
+def _rebuilt(memory: Memory, *, remaining: set[UUID], deleted: set[UUID]) -> Rebuilt | None:
+    """The memory as its remaining sources alone state it, read again by the extractor and joined the
+    way an UPDATE joins them; None when none of them states it."""
+    from memoryapp.services.extraction import episode_candidates
+
+    text = value = ""
+    importance, trusted = 1, False
+    sources = Episode.objects.filter(pk__in=remaining).select_related("user").order_by("occurred_at", "received_at")
+    for episode in sources:
+        for candidate in episode_candidates(episode, excluded=deleted):
+            said = f"not {candidate.value}" if candidate.relation == "negate" else candidate.value
+            if not (_states(memory.text, memory.value, memory, candidate, said) or _restates(memory, candidate)):
+                continue  # something else the episode says
+            if not text:
+                text, value = candidate.text, said
+            elif not _states(text, value, memory, candidate, said):
+                text, value = complemented(text, value, candidate.text, candidate.subject.lower(), said)
+            importance = max(importance, candidate.importance)
+            trusted = trusted or episode.trust == Episode.Trust.TRUSTED
+    return Rebuilt(text=text, value=value, importance=importance, trusted=trusted) if text else None
+
+
+def _states(text: str, value: str, memory: Memory, candidate, said: str) -> bool:
+    """Whether a memory's `text` and `value` already say what the candidate says (`said`, its value):
+    for a slot, the same slot and one of the '; '-joined values; unstructured, the statement itself."""
+    if candidate.relation == "retract":
+        return False
+    if memory.attribute:
+        same_slot = (candidate.attribute, candidate.subject.lower()) == (memory.attribute, memory.subject.lower())
+        return same_slot and normalize(said) in {normalize(part) for part in value.split(";")}
+    if candidate.attribute:
+        return False
+    statement, name = candidate.text.rstrip(".").lower(), f"{candidate.subject.lower()} "
+    return statement in text.lower() or (bool(candidate.subject) and statement.startswith(name)
+                                         and statement[len(name):] in text.lower())
+
+
+def _restates(memory: Memory, candidate) -> bool:
+    """An unstructured statement the judge took for a restatement of the memory (its NOOP rule)."""
+    if memory.attribute or candidate.attribute or memory.embedding is None:
+        return False
+    vector = np.asarray(embeddings.encode_one(candidate.text), dtype=np.float32)
+    known = np.asarray(memory.embedding, dtype=np.float32)
+    cosine = float(vector @ known / ((np.linalg.norm(vector) * np.linalg.norm(known)) or 1.0))
+    return cosine >= RESTATEMENT_SIMILARITY
+
+
 def plan_memory_deletion(memory: Memory) -> DeletionPlan:
     plan = DeletionPlan(target="memory", memories=_versions({memory.pk}))
     _close_over_derivatives(plan)
@@ -96,12 +197,7 @@ def plan_memory_deletion(memory: Memory) -> DeletionPlan:
 
 def plan_episode_deletion(episode: Episode) -> DeletionPlan:
     plan = DeletionPlan(target="episode", episodes={episode.pk})
-    sourced = Memory.objects.filter(source_links__episode=episode).distinct()
-    for memory in sourced:
-        if memory.source_links.exclude(episode=episode).exists():
-            plan.sources_unlinked += 1
-        else:
-            plan.memories.add(memory.pk)
+    _close_over_sources(plan, Memory.objects.filter(source_links__episode=episode))
     _close_over_derivatives(plan)
     return plan
 
@@ -112,6 +208,8 @@ def plan_user_deletion(user: User) -> DeletionPlan:
         memories=set(Memory.objects.filter(user=user).values_list("id", flat=True)),
         episodes=set(Episode.objects.filter(user=user).values_list("id", flat=True)),
     )
+    # Memories of no user (org scope) written from this user's episodes.
+    _close_over_sources(plan, Memory.objects.filter(source_links__episode__user=user).exclude(user=user))
     _close_over_derivatives(plan)  # org or project memories derived from this user's
     return plan
 
@@ -120,10 +218,18 @@ def plan_user_deletion(user: User) -> DeletionPlan:
 def deletion_execute(
     plan: DeletionPlan, *, organization: Organization, actor: ActorRef, user_id=None
 ) -> DeletionReceipt:
-    """Hard-delete what the plan lists, rebuild what it recomputes, scrub text from the audit trail."""
+    """Hard-delete what the plan lists, rebuild what it recomputes, scrub text from the audit trail.
+    Plan it in the same transaction, under services.locks.user_lock (memory_delete, episode_delete and
+    user_memories_delete do): a plan made earlier can miss what a concurrent ingest wrote since."""
     from memoryapp.services.reflect import summary_recompute
 
     deleted_ids = plan.memories | plan.episodes
+    # Erasure on disk (services.purge): stored queries quoting the text now, while it is here to match;
+    # the database files once this commits.
+    from memoryapp.services.purge import access_queries_scrub, purge_soon
+
+    access_queries_scrub(organization=organization, memory_ids=plan.memories, episode_ids=plan.episodes)
+    transaction.on_commit(purge_soon)
     Memory.objects.filter(organization=organization, pk__in=plan.memories).delete()
     Episode.objects.filter(organization=organization, pk__in=plan.episodes).delete()
     # Events and logs keep ids and counts, never text that could quote what was deleted.
@@ -133,8 +239,10 @@ def deletion_execute(
     AccessLog.objects.filter(
         Q(memory_ids__overlap=list(plan.memories)) | Q(episode_ids__overlap=list(plan.episodes))
     ).update(query="")
-    rebuilt = []
-    for derived in Memory.objects.filter(organization=organization, pk__in=plan.recompute):
+    for memory in Memory.objects.filter(organization=organization, pk__in=plan.rebuilt):
+        _memory_rebuild(memory, plan.rebuilt[memory.pk], actor=actor)
+    rebuilt = list(plan.rebuilt)
+    for derived in Memory.objects.filter(organization=organization, pk__in=plan.recompute - set(plan.rebuilt)):
         # Summaries, reflections and merges alike; one left with too few members is deleted instead.
         if summary_recompute(summary=derived, actor=actor) is None:
             plan.recompute.discard(derived.pk)
@@ -154,20 +262,45 @@ def deletion_execute(
     )
 
 
+def _memory_rebuild(memory: Memory, rebuilt: Rebuilt, *, actor: ActorRef) -> None:
+    from memoryapp.services.extraction import UNTRUSTED_CONFIDENCE
+
+    memory.text, memory.value, memory.importance = rebuilt.text, rebuilt.value, rebuilt.importance
+    memory.embedding = embeddings.encode_one(rebuilt.text)
+    if not rebuilt.trusted:  # only untrusted sources still say it: it is believed as they are
+        memory.provenance = Memory.Provenance.UNTRUSTED_SOURCE
+        memory.confidence = min(memory.confidence, UNTRUSTED_CONFIDENCE)
+    memory.save(update_fields=["text", "value", "importance", "embedding", "provenance", "confidence"])
+    event_record(organization_id=memory.organization_id, op=Op.UPDATE, actor=actor, memory_id=memory.pk,
+                 user_id=memory.user_id, reason="rebuilt from the sources that remain after a deletion")
+
+
+# The target is looked up again under the lock: a concurrent deletion may have taken it meanwhile, and
+# then the answer is the 404 a later request would get.
 def memory_delete(*, memory: Memory, actor: ActorRef) -> DeletionReceipt:
-    return deletion_execute(plan_memory_deletion(memory), organization=memory.organization, actor=actor,
-                            user_id=memory.user_id)
+    with transaction.atomic():
+        user_lock(user_id=memory.user_id)
+        if not Memory.objects.filter(pk=memory.pk).exists():
+            raise Http404("no such memory")
+        return deletion_execute(plan_memory_deletion(memory), organization=memory.organization, actor=actor,
+                                user_id=memory.user_id)
 
 
 def episode_delete(*, episode: Episode, actor: ActorRef) -> DeletionReceipt:
-    return deletion_execute(plan_episode_deletion(episode), organization=episode.organization, actor=actor,
-                            user_id=episode.user_id)
+    with transaction.atomic():
+        user_lock(user_id=episode.user_id)
+        if not Episode.objects.filter(pk=episode.pk).exists():
+            raise Http404("no such episode")
+        return deletion_execute(plan_episode_deletion(episode), organization=episode.organization, actor=actor,
+                                user_id=episode.user_id)
 
 
 def user_memories_delete(*, user: User, actor: ActorRef) -> DeletionReceipt:
-    receipt = deletion_execute(plan_user_deletion(user), organization=user.organization, actor=actor,
-                               user_id=user.id)
-    AccessLog.objects.filter(organization=user.organization, user_id=user.id).update(query="")
+    with transaction.atomic():
+        user_lock(user_id=user.id)
+        receipt = deletion_execute(plan_user_deletion(user), organization=user.organization, actor=actor,
+                                   user_id=user.id)
+        AccessLog.objects.filter(organization=user.organization, user_id=user.id).update(query="")
     return receipt
 
 
@@ -182,14 +315,24 @@ def memory_correct(
     """The edit becomes a new `user_corrected` version; the old one is invalidated (kept as
     history), other memories from its source episodes are flagged for review, and summaries
     built on it are rebuilt on the new version."""
-    locked = Memory.objects.select_for_update().get(pk=memory.pk)
+    user_lock(user_id=memory.user_id)  # a deletion of this user's data waits, or has already happened
+    locked = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+    if locked is None:
+        raise ValueError("this memory was deleted meanwhile")
     if locked.status != Memory.Status.ACTIVE:
         raise ValueError(f"only an active memory can be corrected; this one is {locked.status}")
+    # A correction is typed like any message, through the API or the dashboard: secrets stay out of it.
+    redacted: list[str] = []
+    if text is not None:
+        text, redacted = redact_secrets(text)
+    if value is not None:
+        value, found = redact_labelled(value, label=locked.attribute)
+        redacted = list(dict.fromkeys(redacted + found))
     new_text = (text or locked.text).strip()
     if not new_text:
         raise ValueError("the corrected text is empty")
     if value is None:
-        value = locked.value if text is None else _corrected_value(locked.text, locked.value, new_text)
+        value = locked.value if text is None else corrected_value(locked.text, locked.value, new_text)
     importance, valid_from = importance or locked.importance, valid_from or locked.valid_from
     if (new_text, value, importance, valid_from) == (locked.text, locked.value, locked.importance, locked.valid_from):
         raise ValueError("nothing to correct: this is what the memory already says")
@@ -207,6 +350,9 @@ def memory_correct(
     corrected.sources.set(locked.sources.all(), through_defaults={"organization_id": locked.organization_id})
     event_record(organization_id=locked.organization_id, op=Op.CORRECT, actor=actor, reason="new version from an edit",
                  memory_id=corrected.pk, user_id=locked.user_id, data={"corrects": str(locked.pk)})
+    if redacted:
+        redaction_record(organization_id=locked.organization_id, actor=actor, kinds=redacted, memory_id=corrected.pk,
+                         user_id=locked.user_id)
     MemoryDerivation.objects.filter(source=locked).update(source=corrected)
     from memoryapp.services.reflect import summary_recompute
 
@@ -215,7 +361,7 @@ def memory_correct(
     return corrected
 
 
-def _corrected_value(old_text: str, old_value: str, new_text: str) -> str:
+def corrected_value(old_text: str, old_value: str, new_text: str) -> str:
     """The slot's value in a corrected text: what now stands where the old value stood between the same
     words ("Sam lives in Porto." → "Sam lives in Braga." gives "Braga"); the whole text otherwise."""
     start = old_text.lower().find(old_value.lower()) if old_value else -1

@@ -1,5 +1,6 @@
 """Ingest: episodes pass the gate (size, secrets) and are stored with their vectors; extraction
-follows after commit."""
+follows after commit. A request the client marks with an Idempotency-Key is stored once: a retry
+gets the episodes the first one stored."""
 
 from __future__ import annotations
 
@@ -11,10 +12,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryapp import embeddings
-from memoryapp.models import Agent, Episode, MemoryEvent, Organization, Project, User
+from memoryapp.models import Agent, Episode, Job, MemoryEvent, Organization, Project, User
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import event_record, events_batched
 from memoryapp.services.gate import GateRefused, check_size, redact_secrets
+from memoryapp.services.locks import user_lock
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was used before for a request with other messages."""
 
 
 @dataclass(frozen=True)
@@ -30,17 +36,29 @@ class IngestResult:
     episodes: list[Episode]
     paused: bool = False
     redactions: int = 0
+    replayed: bool = False  # a retry of a request already stored under the same Idempotency-Key
 
 
-def _redact_json(value):
-    """Secrets hide in metadata too: redact every string inside it."""
+def _redact_json(value, kinds: list[str]):
+    """Secrets hide in metadata too, in keys as well as values: redact every string inside it,
+    adding the kinds found to `kinds`."""
     if isinstance(value, str):
-        return redact_secrets(value)[0]
+        value, found = redact_secrets(value)
+        kinds.extend(found)
+        return value
     if isinstance(value, list):
-        return [_redact_json(item) for item in value]
+        return [_redact_json(item, kinds) for item in value]
     if isinstance(value, dict):
-        return {key: _redact_json(item) for key, item in value.items()}
+        return {_redact_json(key, kinds): _redact_json(item, kinds) for key, item in value.items()}
     return value
+
+
+def _message_redacted(message: MessageIn, session_kinds: list[str]) -> tuple[str, dict, list[str]]:
+    """The content and metadata to store, and every kind of secret taken out of them or out of the
+    session name, for the episode's REDACT event."""
+    content, kinds = redact_secrets(message.content)
+    metadata = _redact_json(message.metadata or {}, kinds)
+    return content, metadata, list(dict.fromkeys(kinds + session_kinds))
 
 
 def episodes_ingest(
@@ -52,8 +70,12 @@ def episodes_ingest(
     session: str = "",
     project: Project | None = None,
     agent: Agent | None = None,
+    request_key: str = "",
 ) -> IngestResult:
     """Store the messages as episodes, all or nothing. Refuses (GateRefused) before storing anything.
+    With a `request_key` (the client's Idempotency-Key), a request already stored under that key for
+    this user stores nothing and returns the episodes stored the first time (`replayed`); raises
+    IdempotencyConflict when the key was used for other messages.
 
     The episodes are embedded here, in one batch before the transaction opens: they are searchable
     by meaning as soon as the call returns, and extraction only embeds its candidates (and does not
@@ -72,11 +94,12 @@ def episodes_ingest(
     if user.memory_paused:
         return IngestResult(episodes=[], paused=True)
 
-    cleaned = [redact_secrets(message.content) for message in messages]
-    vectors = embeddings.encode([content for content, _ in cleaned])
+    session, session_kinds = redact_secrets(session)
+    cleaned = [_message_redacted(message, session_kinds) for message in messages]
+    vectors = embeddings.encode([content for content, _, _ in cleaned])
     now = timezone.now()
     episodes = []
-    for message, (content, _), vector in zip(messages, cleaned, vectors, strict=True):
+    for message, (content, metadata, _), vector in zip(messages, cleaned, vectors, strict=True):
         source = Episode.Source(message.source)
         episodes.append(
             Episode(
@@ -88,16 +111,24 @@ def episodes_ingest(
                 source=source,
                 trust=Episode.Trust.UNTRUSTED if source in Episode.UNTRUSTED_SOURCES else Episode.Trust.TRUSTED,
                 content=content,
-                metadata=_redact_json(message.metadata or {}),
+                metadata=metadata,
                 occurred_at=message.occurred_at or now,
                 received_at=now,
                 embedding=vector,
+                request_key=request_key,
             )
         )
     redactions = 0
     with transaction.atomic(), events_batched():
+        # Under the user's lock a concurrent deletion waits for these episodes (or they for it), and a
+        # retry with the same key waits for the first request to commit, then finds its episodes.
+        user_lock(user_id=user.id)
+        if request_key:
+            stored = _stored_under(request_key, organization=organization, user=user, messages=episodes)
+            if stored is not None:
+                return IngestResult(episodes=stored, replayed=True)
         Episode.objects.bulk_create(episodes)
-        for episode, (_, kinds) in zip(episodes, cleaned, strict=True):
+        for episode, (_, _, kinds) in zip(episodes, cleaned, strict=True):
             if kinds:
                 redactions += len(kinds)
                 event_record(
@@ -110,6 +141,35 @@ def episodes_ingest(
                     data={"kinds": kinds},
                 )
     return IngestResult(episodes=episodes, redactions=redactions)
+
+
+def _stored_under(key: str, *, organization: Organization, user: User, messages: list[Episode]) -> list[Episode] | None:
+    """The episodes a request with this key stored, in the order of `messages` (the retry's unsaved
+    episodes); None when there are none."""
+    stored = list(Episode.objects.filter(organization=organization, user=user, request_key=key)
+                  .order_by("occurred_at", "received_at", "id"))
+    if not stored:
+        return None
+    conflict = IdempotencyConflict(f"the Idempotency-Key {key!r} was used for a request with other messages")
+    if len(stored) != len(messages):
+        raise conflict
+    matched = []
+    for message in messages:
+        same = next((e for e in stored if (e.source, e.content) == (message.source, message.content)), None)
+        if same is None:
+            raise conflict
+        stored.remove(same)
+        matched.append(same)
+    return matched
+
+
+def extraction_job_for(episodes: list[Episode]) -> Job | None:
+    """The extraction job queued with these episodes (when a request is replayed)."""
+    if not episodes:
+        return None
+    return (Job.objects.filter(organization_id=episodes[0].organization_id, kind="extraction",
+                               params__episode_ids__contains=[str(episodes[0].id)])
+            .order_by("created_at").first())
 
 
 def episodes_embed(episodes: list[Episode]) -> None:

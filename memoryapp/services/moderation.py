@@ -11,7 +11,7 @@ from memoryapp.models import DeletionReceipt, Memory, MemoryEvent
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import event_record, memory_close, slot_lock
 from memoryapp.services.gate import redact_secrets
-from memoryapp.services.govern import _corrected_value, memory_delete
+from memoryapp.services.govern import corrected_value, memory_delete
 from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
@@ -58,7 +58,7 @@ def memory_approve(*, memory: Memory, actor: ActorRef, text: str | None = None) 
                      data={"kinds": redacted})
     if edited is not None:
         # The value is what stands in the edited text where the old value stood (as for a correction).
-        locked.value = _corrected_value(locked.text, locked.value, edited) if locked.value else ""
+        locked.value = corrected_value(locked.text, locked.value, edited) if locked.value else ""
         locked.text = edited
         locked.embedding = embeddings.encode_one(edited)
     previous = memory_approval_replaces(locked)

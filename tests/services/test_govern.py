@@ -200,3 +200,73 @@ def test_pause_stops_new_memories_and_resume_restarts_them(alice):
     govern.memory_writing_set(user=alice, paused=False, actor=ActorRef.for_user(alice))
     tell(alice, "I live in Porto.")
     assert Memory.objects.filter(user=alice).count() == 1
+
+
+# --- a merged memory is rebuilt from the sources that remain (issue 16) ----------------------
+
+
+def diet_said(user) -> str:
+    """Everything the store says about the user, every version and summary included."""
+    return " ".join(f"{m.text} {m.value}" for m in Memory.objects.filter(user=user)).lower()
+
+
+@pytest.fixture
+def merged_diet(alice):
+    vegetarian = tell(alice, "I'm vegetarian.")
+    eggs = tell(alice, "I still eat eggs.", when="2025-03-05")
+    summaries_rebuild(user=alice, actor=ACTOR)
+    diet = Memory.objects.get(user=alice, attribute="diet")
+    assert set(diet.sources.all()) == {vegetarian, eggs} and "eggs" in diet.text and "vegetarian" in diet.text
+    assert "eggs" in Memory.objects.get(user=alice, kind="summary", attribute="profile").text
+    return diet, vegetarian, eggs
+
+
+@pytest.mark.django_db
+def test_deleting_the_episode_merged_into_a_memory_takes_what_it_said_out_of_it(alice, merged_diet):
+    diet, _, eggs = merged_diet
+
+    preview = govern.plan_episode_deletion(eggs)
+    assert str(diet.id) in preview.as_dict()["recomputed"], "the preview says the memory is rebuilt"
+    receipt = govern.episode_delete(episode=eggs, actor=ACTOR)
+
+    diet.refresh_from_db()
+    assert str(diet.id) in receipt.recomputed
+    assert "eggs" not in diet_said(alice), "no memory, version or summary says it any more"
+    assert diet.text == "Alice is vegetarian." and diet.value == "vegetarian" and diet.status == "active"
+    assert [e.content for e in diet.sources.all()] == ["I'm vegetarian."]
+    principal = Principal.for_user(alice)
+    params = SearchParams(query="eggs", k=20, min_score=0)
+    assert "eggs" not in context_assemble(principal, user=alice, params=params, budget_tokens=2000).text.lower()
+
+
+@pytest.mark.django_db
+def test_deleting_the_first_source_of_a_merged_memory_leaves_only_what_the_other_says(alice, merged_diet):
+    diet, vegetarian, _ = merged_diet
+
+    govern.episode_delete(episode=vegetarian, actor=ACTOR)
+
+    assert "vegetarian" not in diet_said(alice)
+    diet.refresh_from_db()
+    assert "eggs" in diet.text and [e.content for e in diet.sources.all()] == ["I still eat eggs."]
+
+
+@pytest.mark.django_db
+def test_an_earlier_version_merged_from_a_deleted_episode_is_rebuilt_too(alice, merged_diet):
+    diet, _, eggs = merged_diet
+    tell(alice, "I'm vegan now.", when="2025-06-01")
+    diet.refresh_from_db()
+    assert diet.status == "superseded" and "eggs" in diet.text
+
+    govern.episode_delete(episode=eggs, actor=ACTOR)
+
+    assert "eggs" not in diet_said(alice)
+    assert Memory.objects.get(user=alice, attribute="diet", status="active").value == "vegan"
+
+
+@pytest.mark.django_db
+def test_deleting_both_sources_of_a_merged_memory_deletes_it(alice, merged_diet):
+    diet, vegetarian, eggs = merged_diet
+    govern.episode_delete(episode=eggs, actor=ACTOR)
+    receipt = govern.episode_delete(episode=vegetarian, actor=ACTOR)
+    assert str(diet.id) in receipt.deleted["memories"]["ids"]
+    assert not Memory.objects.filter(user=alice, attribute="diet").exists()

@@ -101,6 +101,19 @@ def test_deleting_a_source_episode_previews_then_deletes_what_came_only_from_it(
     assert "Porto" not in receipt and "<dd>a source episode</dd>" in receipt
 
 
+def test_deleting_a_source_merged_into_a_memory_previews_it_as_rebuilt_then_rebuilds_it(alice_client, alice):
+    remember(alice, "I'm vegetarian.")
+    remember(alice, "I still eat eggs.", when="2025-03-12")
+    diet = Memory.objects.get(user=alice, attribute="diet")
+    eggs = Episode.objects.get(user=alice, content="I still eat eggs.")
+    html = alice_client.get(f"/episodes/{eggs.pk}/delete/").content.decode()
+    assert "<strong>0</strong> memories deleted" in html
+    assert "<strong>1</strong> memory or summary rebuilt from what remains" in html
+    alice_client.post(f"/episodes/{eggs.pk}/delete/")
+    diet.refresh_from_db()
+    assert diet.text == "Alice is vegetarian."
+
+
 def test_the_memory_page_offers_to_delete_each_source(alice_client, alice_memory):
     episode = alice_memory.sources.get()
     html = alice_client.get(f"/memories/{alice_memory.pk}/").content.decode()
