@@ -16,7 +16,8 @@ from memoryapp.models import Episode, Job, Memory, Organization, User
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.consolidate import consolidate_user
 from memoryapp.services.decay import decay_run, sessions_expire
-from memoryapp.services.jobs import job_create, job_enqueue, job_run
+from memoryapp.services.jobs import job_create, job_enqueue, job_run, jobs_orphaned
+from memoryapp.services.purge import deleted_text_purge
 from memoryapp.services.reflect import summaries_rebuild
 
 REQUEUE_AFTER_SECONDS = 60
@@ -73,6 +74,11 @@ def _metrics_snapshot(organization, actor, progress, **params) -> dict:
     return store_metrics(organization=organization)
 
 
+def _purge(organization, actor, progress, **params) -> dict:
+    """Deleted text out of the database files and the WAL (every organization's: the files are shared)."""
+    return deleted_text_purge(organization=organization)
+
+
 def _requeue(organization, actor, progress, **params) -> dict:
     """Extraction jobs still queued after a broker outage, and pending episodes no job covers,
     are sent again; extraction is idempotent, so a duplicate send changes nothing."""
@@ -102,6 +108,7 @@ JOBS: dict[str, Callable] = {
     "decay": _decay,
     "expire_sessions": _expire_sessions,
     "requeue": _requeue,
+    "purge": _purge,
     "metrics": _metrics_snapshot,
     "evaluate_changing_facts": _evaluate_changing_facts,
     "evaluate_locomo": _evaluate_locomo,
@@ -118,6 +125,16 @@ def job_work(job: Job, progress) -> dict:
 def job_execute(job: Job) -> dict:
     """Run a job row's work now, in this process, recording progress and the result."""
     return job_run(job, lambda progress: job_work(job, progress))
+
+
+def orphans_requeue(*, live_workers: set[str] | None = None) -> list[Job]:
+    """Send again every job whose run died (memoryapp.services.jobs.jobs_orphaned)."""
+    from memoryapp.tasks import extract_episodes, run_job
+
+    orphans = jobs_orphaned(live_workers=live_workers)
+    for job in orphans:
+        job_enqueue(job, extract_episodes if job.kind == "extraction" else run_job)
+    return orphans
 
 
 def run_job_now(kind: str, organization: Organization | None, **params) -> Job:

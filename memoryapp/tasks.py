@@ -25,10 +25,8 @@ def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
     except (OperationalError, InterfaceError) as exc:  # the database went away (a restart): try again shortly
         close_old_connections()
         raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
-    if job.status == Job.Status.SUCCEEDED:
-        return job.result  # a redelivered message: the work is done
-    try:
-        return job_run(job, lambda progress: work(job, progress))
+    try:  # a redelivered message finds the job done or held by a live run, and does nothing
+        return job_run(job, lambda progress: work(job, progress), worker=task.request.hostname or "")
     except Exception as exc:
         if isinstance(exc, (OperationalError, InterfaceError)):
             close_old_connections()  # drop a connection the database closed, so the retry opens a new one
@@ -45,7 +43,9 @@ def _run_job_task(task, job_id: str, work, on_give_up=None) -> dict:
         raise task.retry(exc=exc, countdown=2 ** (task.request.retries + 1)) from exc
 
 
-@shared_task(bind=True, name="memoryapp.tasks.extract_episodes", max_retries=MAX_RETRIES)
+# ignore_result: the operations (with the judge's reasons) stay in the job row, where the purge
+# scrubs them; Redis persists what it stores under the data folder.
+@shared_task(bind=True, name="memoryapp.tasks.extract_episodes", max_retries=MAX_RETRIES, ignore_result=True)
 def extract_episodes(self, job_id: str) -> dict:
     return _run_job_task(self, job_id, _extract, on_give_up=_mark_episodes_failed)
 
@@ -69,6 +69,23 @@ def run_job(self, job_id: str) -> dict:
     from memoryapp.jobs import job_work
 
     return _run_job_task(self, job_id, job_work)
+
+
+@shared_task(bind=True, name="memoryapp.tasks.purge_deleted_text", max_retries=MAX_RETRIES, ignore_result=True)
+def purge_deleted_text(self, job_id: str) -> dict:
+    """The purge queued after a deletion (memoryapp.services.purge); its result holds counts only."""
+    from memoryapp.jobs import job_work
+
+    return _run_job_task(self, job_id, job_work)
+
+
+@shared_task(name="memoryapp.tasks.requeue_orphaned_jobs", ignore_result=True)
+def requeue_orphaned_jobs() -> int:
+    """Beat's watchdog: jobs whose worker died go back to the queue within seconds, not after the
+    broker's visibility timeout."""
+    from memoryapp.jobs import orphans_requeue
+
+    return len(orphans_requeue())
 
 
 @shared_task(name="memoryapp.tasks.run_scheduled_job")

@@ -1,5 +1,6 @@
-"""`make run` end to end: the supervisor serves, reuses its data on a second start, and leaves
-no process behind on SIGTERM or SIGINT."""
+"""`make run` end to end: the supervisor serves with DEBUG off, answers 503 while the database is
+down, restarts a killed worker, reuses its data on a second start, and leaves no process behind on
+SIGTERM or SIGINT."""
 
 import json
 import os
@@ -94,12 +95,50 @@ def api(port: int, key: str, method: str, path: str, body: dict | None = None) -
         return json.loads(response.read())
 
 
-def restart_postgres(data_dir: Path) -> None:
+def restart_postgres(data_dir: Path, *, stop: bool = False) -> None:
+    """Restart the stack's PostgreSQL (`stop`: stop it only; a later restart starts it again)."""
     from pgserver._commands import pg_ctl
 
     pg_ctl(
-        ["-m", "fast", "-w", "restart"], pgdata=data_dir / "postgres", user="pgserver" if os.geteuid() == 0 else None
+        ["-m", "fast", "-w", "stop" if stop else "restart"], pgdata=data_dir / "postgres",
+        user="pgserver" if os.geteuid() == 0 else None,
     )
+
+
+def fetch(port: int, path: str, headers: dict | None = None) -> tuple[int, dict, str]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def worker_of(stack: subprocess.Popen) -> psutil.Process:
+    return next(p for p in psutil.Process(stack.pid).children() if "worker" in p.cmdline())
+
+
+def assert_serves_without_debug(port: int, key: str, data_dir: Path) -> None:
+    status, headers, page = fetch(port, "/static/css/app.css")
+    assert status == 200 and headers["Content-Type"].startswith("text/css") and ":root" in page
+    # a request for a host not allowed: Django's debug page would show the traceback and settings
+    status, _, page = fetch(port, "/", {"Host": "evil.example"})
+    assert status == 400 and "Traceback" not in page and "DisallowedHost" not in page and "SECRET_KEY" not in page
+    status, _, page = fetch(port, "/no/such/page/")
+    assert status == 404 and "Not found" in page and "URLconf" not in page
+    secret = data_dir / "secret_key"
+    assert secret.exists() and secret.stat().st_mode & 0o777 == 0o600
+
+
+def assert_database_outage_is_503(port: int, key: str, data_dir: Path) -> None:
+    restart_postgres(data_dir, stop=True)
+    try:
+        status, headers, body = fetch(port, "/api/v1/memories?user=sam", {"Authorization": f"Bearer {key}"})
+        assert status == 503 and json.loads(body)["error"]["code"] == "unavailable" and headers["Retry-After"]
+        status, _, page = fetch(port, "/", {"Cookie": "sessionid=" + "x" * 32})  # its session is looked up
+        assert status == 503 and "Service unavailable" in page and "Traceback" not in page
+    finally:
+        restart_postgres(data_dir)
 
 
 @pytest.fixture
@@ -108,7 +147,20 @@ def data_dir():
     runs as its own system user."""
     path = ROOT / "var" / f"test-make-run-{uuid.uuid4().hex[:8]}"
     yield path
+    for process in processes_using(path):  # a stack a failed assertion left running (it restarts its worker)
+        try:
+            if "runstack" in " ".join(process.cmdline()):
+                process.terminate()
+                process.wait(60)
+        except psutil.Error:
+            pass
     shutil.rmtree(path, ignore_errors=True)
+
+
+def test_the_supervisor_waits_longer_after_each_crash_in_a_row():
+    from memoryapp.management.commands.runstack import restart_delay
+
+    assert [restart_delay(n) for n in (1, 2, 3, 4, 5, 6, 7, 20)] == [1, 2, 4, 8, 16, 30, 30, 30]
 
 
 def test_make_run_serves_reuses_its_data_and_stops_cleanly(data_dir):
@@ -129,6 +181,23 @@ def test_make_run_serves_reuses_its_data_and_stops_cleanly(data_dir):
         assert time.monotonic() < deadline, "the job did not complete after the database restart"
         time.sleep(0.5)
     assert healthz(port) == 200
+    assert_serves_without_debug(port, key, data_dir)
+    assert_database_outage_is_503(port, key, data_dir)
+
+    # a killed worker is started again, and the stack keeps serving
+    killed = worker_of(stack)
+    killed.kill()
+    deadline = time.monotonic() + 60
+    while "worker restarted" not in log.read_text() or not health(port)["workers"]["ok"]:
+        assert stack.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, "the worker was not restarted:\n" + log.read_text()
+        time.sleep(0.5)
+    assert worker_of(stack).pid != killed.pid
+    job = api(port, key, "POST", "episodes", {"user": "sam", "messages": [{"role": "user", "content": "I love jazz."}]})
+    deadline = time.monotonic() + 60
+    while api(port, key, "GET", f"jobs/{job['job']}")["status"] != "succeeded":
+        assert time.monotonic() < deadline, "the restarted worker did not run the job"
+        time.sleep(0.5)
     stop_stack(stack, data_dir, signal.SIGTERM)
     first = log.read_text()
     assert "credentials are shown only once" in first

@@ -96,6 +96,78 @@ def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactl
     assert all(m.sources.count() == 10 for m in likes), "every session's episode is a source"
 
 
+def sam_with_a_long_extraction(acme):
+    from memoryapp.services.actors import ActorRef
+    from memoryapp.services.ingest import MessageIn, episodes_ingest
+
+    sam = make_user(acme, "sam")
+    episodes = []
+    for session in range(10):  # progress is reported per conversation
+        messages = [MessageIn("user", f"I love {hobby}.") for hobby in HOBBIES]
+        episodes += episodes_ingest(
+            organization=acme, user=sam, session=f"s{session}", messages=messages, actor=ActorRef("agent", "test")
+        ).episodes
+    job = job_create(
+        kind="extraction", organization=acme, user=sam, params={"episode_ids": [str(e.id) for e in episodes]}
+    )
+    return sam, job
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_worker_was_killed_runs_again_within_a_minute_and_once(acme):
+    """Under the real visibility timeout (600 s): the job is requeued because its worker is gone,
+    not because the broker gave the message out again."""
+    sam, job = sam_with_a_long_extraction(acme)
+    queue = f"orphan{os.getpid()}"
+    first = celery_worker_start(f"first-{time.monotonic_ns()}@%h", "-Q", queue, start_new_session=True)
+    extract_episodes.apply_async(args=[str(job.id)], queue=queue)
+    deadline = time.monotonic() + 90
+    while True:
+        job.refresh_from_db()
+        if job.status == "running" and job.progress > 0:
+            break
+        assert time.monotonic() < deadline and job.status != "succeeded", "kill the worker mid-run"
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_at = time.monotonic()
+
+    # the replacement listens where the job was sent and where requeued jobs go
+    second = celery_worker_start(f"second-{time.monotonic_ns()}@%h", "-Q", f"{queue},celery", start_new_session=True)
+    try:
+        while Job.objects.get(pk=job.pk).status != "succeeded":
+            assert time.monotonic() - killed_at < 60, f"still {Job.objects.get(pk=job.pk).status} after a minute"
+            time.sleep(0.2)
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(30)
+    job.refresh_from_db()
+    assert job.attempts == 2 and not job.worker.startswith("first-")
+    assert not Episode.objects.filter(user=sam).exclude(extraction="done").exists()
+    likes = Memory.objects.filter(user=sam, attribute="likes", status="active")
+    assert sorted(likes.values_list("value", flat=True)) == sorted(HOBBIES), "each fact once, none lost"
+    assert MemoryEvent.objects.filter(op="ADD", user_id=sam.id).count() == len(HOBBIES)
+
+
+@pytest.mark.django_db
+def test_a_second_delivery_of_a_running_or_finished_job_does_nothing(acme):
+    from memoryapp.services.jobs import job_claim, job_run, jobs_orphaned
+
+    job = job_create(kind="decay", organization=acme, params={})
+    assert job_claim(job, worker="w1@host")
+    runs = []
+    assert job_run(job, lambda progress: runs.append(1) or {"n": 1}, worker="w2@host") == {}
+    assert runs == [] and Job.objects.get(pk=job.pk).worker == "w1@host", "held by a live run: left alone"
+    assert jobs_orphaned(live_workers={"w1@host"}) == []
+
+    assert [j.pk for j in jobs_orphaned(live_workers={"w2@host"})] == [job.pk], "w1 stopped answering"
+    assert job_run(job, lambda progress: runs.append(1) or {"n": 1}, worker="w2@host") == {"n": 1}
+    assert job_run(job, lambda progress: runs.append(1) or {"n": 2}, worker="w3@host") == {"n": 1}
+    job.refresh_from_db()
+    assert runs == [1] and job.status == "succeeded" and job.attempts == 2
+
+
 REDIS_DOWN_SCRIPT = """
 import json, django
 django.setup()

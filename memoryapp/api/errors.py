@@ -9,7 +9,9 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
+from memoryapp.failures import failure_status
 from memoryapp.services.gate import GateRefused
 
 
@@ -63,8 +65,10 @@ def exception_handler(exc, context):
         # the selectors' messages ("no user 'sam'") read the same whether a row is missing or out of reach
         exc = exceptions.NotFound(str(exc) or None)
     response = drf_exception_handler(exc, context)
-    if response is None:
-        return None
+    if response is None:  # an outage (503) or a fault (500 with a reference), never Django's debug page
+        set_rollback()
+        status_code, body, headers = failure_status(exc, context.get("request"))
+        return Response(body, status=status_code, headers=headers)
     code = next((c for cls, c in CODES.items() if isinstance(exc, cls)), getattr(exc, "default_code", "error"))
     if isinstance(exc, exceptions.ValidationError):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}

@@ -7,6 +7,8 @@ from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
 
 from memoryapp.models import Episode, Memory
+from memoryapp.services.purge import purge_status
+from memoryapp.timebounds import check_in_span
 
 ROLE_TO_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool", "system": "system"}
 EXCERPT_CHARS = 200
@@ -64,7 +66,12 @@ class Text(serializers.CharField):
 
 
 class AwareDateTime(serializers.DateTimeField):
-    """ISO 8601 with a zone; a naive time is ambiguous, so it is refused."""
+    """ISO 8601 with a zone; a naive time is ambiguous, so it is refused. Only dates the service can
+    compute with (memoryapp.timebounds): 9999-12-31 parses, but a month after it does not exist."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(check_in_span)
 
     def to_internal_value(self, value):
         parsed = super().to_internal_value(value)  # not a date and time at all: DRF's message with the format
@@ -265,6 +272,7 @@ def receipt_json(receipt) -> dict:
     return {
         "receipt_id": str(receipt.id), "target": receipt.target, "deleted": receipt.deleted,
         "recomputed": receipt.recomputed, "at": iso(receipt.at),
+        "purged_at": iso(receipt.purged_at), "purge": purge_status(receipt),
     }
 
 

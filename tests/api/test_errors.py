@@ -3,6 +3,7 @@
 import pytest
 
 from memoryapp.models import Episode, Memory
+from tests.factories import make_agent, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +145,155 @@ def test_null_bytes_in_query_parameters_are_400(acme_agent, path):
 def test_a_path_no_endpoint_matches_answers_json_404(acme_agent, path):
     assert_error(acme_agent.get(path), 404, "not_found")
     assert_error(acme_agent.post(path, {"user": "sam"}), 404, "not_found")
+
+
+# --- outages and faults: 503 with Retry-After, a JSON 500 with a reference, never a debug page ---------
+
+
+@pytest.fixture
+def database_down():
+    """Every new connection to the database is refused, for real: the next query fails in psycopg's connect."""
+    from django.db import connection
+
+    saved = dict(connection.settings_dict)
+
+    def stop():
+        connection.close()
+        connection.settings_dict.update(HOST="127.0.0.1", PORT="9")  # port 9 (discard): nothing listens
+
+    yield stop
+    connection.close()
+    connection.settings_dict.clear()
+    connection.settings_dict.update(saved)
+
+
+def assert_unavailable(response):
+    assert response.status_code == 503, response.content[:300]
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == "unavailable" and response.json()["error"]["message"]
+    assert int(response["Retry-After"]) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_database_down_search_ingest_and_list_answer_503_json(acme, database_down, settings):
+    settings.DEBUG = True  # `make run` used to serve Django's debug page here
+    agent = make_agent(acme, "bot")[1]
+    from tests.api.conftest import AgentClient
+
+    client = AgentClient(agent)
+    database_down()
+    for response in (
+        client.post("search", {"user": "sam", "query": "where do I live"}),
+        client.post("episodes", message()),
+        client.get("memories?user=sam"),
+        client.get("episodes"),
+    ):
+        assert_unavailable(response)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_database_down_a_logged_in_api_session_answers_503_json(acme, database_down, settings):
+    from django.test import Client
+
+    settings.DEBUG = True
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(acme, "sam"))
+    database_down()
+    assert_unavailable(client.get("/api/v1/memories"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_database_down_the_dashboard_says_service_unavailable(acme, database_down, settings):
+    from django.test import Client
+
+    settings.DEBUG = True
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(acme, "sam"))
+    database_down()
+    response = client.get("/")
+    assert response.status_code == 503 and int(response["Retry-After"]) > 0
+    page = response.content.decode()
+    assert "Service unavailable" in page
+    assert "Traceback" not in page and "SECRET_KEY" not in page and "OperationalError" not in page
+
+
+@pytest.mark.urls("tests.api.failing_urls")
+def test_with_the_broker_down_the_api_answers_503_json(settings):
+    from django.test import Client
+
+    settings.DEBUG = True
+    assert_unavailable(Client(raise_request_exception=False).get("/api/v1/test-failures/broker-down"))
+
+
+@pytest.mark.urls("tests.api.failing_urls")
+@pytest.mark.parametrize("path", ["/api/v1/test-failures/unexpected", "/api/v1/test-failures/drf-unexpected"])
+def test_an_unexpected_api_error_is_json_500_with_a_logged_reference(path, settings, caplog):
+    from django.test import Client
+
+    settings.DEBUG = True
+    response = Client(raise_request_exception=False).get(path)
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert error["code"] == "internal_error" and error["reference"] in error["message"]
+    assert "RuntimeError" not in response.content.decode() and "Traceback" not in response.content.decode()
+    logged = [r for r in caplog.records if error["reference"] in r.getMessage()]
+    assert logged and logged[0].exc_info and logged[0].exc_info[0] is RuntimeError, "the reference leads to the cause"
+
+
+@pytest.mark.urls("tests.api.failing_urls")
+def test_an_unexpected_dashboard_error_shows_the_projects_page_not_the_debug_page(acme, settings, caplog):
+    from django.test import Client
+
+    settings.DEBUG = True
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user(acme, "sam", admin=True))
+    response = client.get("/test-failures/unexpected")
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "Something went wrong" in page
+    assert "Traceback" not in page and "SECRET_KEY" not in page and "RuntimeError" not in page
+    reference = page.split("<code>")[1].split("</code>")[0]
+    assert any(reference in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+# --- dates the service cannot compute with -----------------------------------------------------
+
+
+FAR_DATES = ["9999-12-31T00:00:00Z", "9999-12-31T23:59:59+00:00", "0001-01-01T00:00:00Z", "0001-01-02T00:00:00+01:00"]
+
+
+@pytest.mark.parametrize("when", FAR_DATES)
+def test_dates_out_of_the_computable_span_are_400_everywhere_in_the_api(acme_agent, when):
+    from urllib.parse import quote
+
+    created = acme_agent.post("memories", {"user": "sam", "text": "I drink green tea."})
+    memory_id = created.body["memory"]["id"]
+    episodes = Episode.objects.count()
+    for response, field in [
+        (acme_agent.post("episodes", message(occurred_at=when)), "messages"),
+        # read against a message said in 9999, "next month" is in the year 10000
+        (acme_agent.post("episodes", {**message("I'm moving to Berlin next month.", occurred_at=when), "wait": True}),
+         "messages"),
+        (acme_agent.post("search", {"user": "sam", "query": "x", "as_of": when}), "as_of"),
+        (acme_agent.post("search", {"user": "sam", "query": "x", "known_at": when}), "known_at"),
+        (acme_agent.post("context", {"user": "sam", "query": "x", "as_of": when}), "as_of"),
+        (acme_agent.post("episodes/search", {"user": "sam", "query": "x", "known_at": when}), "known_at"),
+        (acme_agent.get(f"memories?user=sam&as_of={quote(when)}"), "as_of"),
+        (acme_agent.get(f"memories?user=sam&known_at={quote(when)}"), "known_at"),
+        (acme_agent.post("memories", {"user": "sam", "text": "I drink coffee.", "valid_from": when}), "valid_from"),
+        (acme_agent.patch(f"memories/{memory_id}", {"text": "I drink black tea.", "valid_from": when}), "valid_from"),
+    ]:
+        assert_error(response, 400, "invalid", field)
+        assert "year 1000 to 8999" in response.body["error"]["message"], response.body
+    assert Episode.objects.count() == episodes
+    assert Memory.objects.get(pk=memory_id).text == "I drink green tea."
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_far_dates_in_the_dashboards_filters_are_form_errors_not_500(acme, client, day):
+    client.force_login(make_user(acme, "ada", admin=True))
+    for path in (f"/?true_until={day}", f"/?true_from={day}", f"/admin/?true_until={day}",
+                 f"/admin/events/?until={day}", f"/admin/access/?since={day}"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert "year 1000 to 8999" in response.content.decode(), path
