@@ -49,9 +49,7 @@ def start_worker(queue: str, env_extra: dict) -> subprocess.Popen:
     return celery_worker_start(f"{queue}-{time.monotonic_ns()}@%h", "-Q", queue, env=env_extra, start_new_session=True)
 
 
-@pytest.mark.worker
-@pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactly_once(acme):
+def sam_with_a_long_extraction(acme):
     from memoryapp.services.actors import ActorRef
     from memoryapp.services.ingest import MessageIn, episodes_ingest
 
@@ -65,6 +63,13 @@ def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactl
     job = job_create(
         kind="extraction", organization=acme, user=sam, params={"episode_ids": [str(e.id) for e in episodes]}
     )
+    return sam, job
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactly_once(acme):
+    sam, job = sam_with_a_long_extraction(acme)
     queue = f"killtest{os.getpid()}"
     first = start_worker(queue, {"BROKER_VISIBILITY_TIMEOUT": "3"})
     extract_episodes.apply_async(args=[str(job.id)], queue=queue)
@@ -94,23 +99,6 @@ def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactl
     assert sorted(likes.values_list("value", flat=True)) == sorted(HOBBIES), "each fact once, none lost"
     assert MemoryEvent.objects.filter(op="ADD", user_id=sam.id).count() == len(HOBBIES)
     assert all(m.sources.count() == 10 for m in likes), "every session's episode is a source"
-
-
-def sam_with_a_long_extraction(acme):
-    from memoryapp.services.actors import ActorRef
-    from memoryapp.services.ingest import MessageIn, episodes_ingest
-
-    sam = make_user(acme, "sam")
-    episodes = []
-    for session in range(10):  # progress is reported per conversation
-        messages = [MessageIn("user", f"I love {hobby}.") for hobby in HOBBIES]
-        episodes += episodes_ingest(
-            organization=acme, user=sam, session=f"s{session}", messages=messages, actor=ActorRef("agent", "test")
-        ).episodes
-    job = job_create(
-        kind="extraction", organization=acme, user=sam, params={"episode_ids": [str(e.id) for e in episodes]}
-    )
-    return sam, job
 
 
 @pytest.mark.worker

@@ -1,0 +1,135 @@
+"""The hand-written write-accuracy corpus (memoryapp/evaluation/corpus/README.md): loading and checking.
+
+`python -m memoryapp.evaluation.write_corpus` checks every file and prints the counts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class ExpectedFact:
+    subject: str
+    attribute: str
+    value: str
+    must: tuple[str, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    family: str
+    text: str
+    facts: tuple[ExpectedFact, ...]
+    tags: tuple[str, ...]
+    split: str
+
+
+@dataclass(frozen=True)
+class ChangePair:
+    id: str
+    family: str
+    way: str
+    before: str
+    before_must: tuple[str, ...]
+    after: str
+    after_must: tuple[str, ...]
+    question: str
+    split: str
+
+
+def _lines(kind: str, split: str):
+    for path in sorted(CORPUS_DIR.glob(f"{kind}-*.{split}.jsonl")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    yield path, number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path.name}:{number}: not JSON: {exc}") from exc
+
+
+def messages(split: str) -> list[Message]:
+    found = []
+    for path, number, item in _lines("messages", split):
+        try:
+            facts = tuple(ExpectedFact(subject=f["subject"], attribute=f["attribute"], value=f["value"],
+                                       must=tuple(f["must"]), negated=bool(f.get("negated", False)))
+                          for f in item["facts"])
+            found.append(Message(id=item["id"], family=item["family"], text=item["text"], facts=facts,
+                                 tags=tuple(item.get("tags", ())), split=split))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path.name}:{number}: missing or malformed field {exc}") from exc
+    return found
+
+
+def changes(split: str) -> list[ChangePair]:
+    found = []
+    for path, number, item in _lines("changes", split):
+        try:
+            found.append(ChangePair(id=item["id"], family=item["family"], way=item["way"],
+                                    before=item["before"]["text"], before_must=tuple(item["before"]["must"]),
+                                    after=item["after"]["text"], after_must=tuple(item["after"]["must"]),
+                                    question=item["question"], split=split))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path.name}:{number}: missing or malformed field {exc}") from exc
+    return found
+
+
+def mentions(text: str, must: tuple[str, ...]) -> bool:
+    """Whether a stored text holds every must-word, as whole words, ignoring case."""
+    lowered = text.lower()
+    return all(re.search(rf"(?<!\w){re.escape(word.lower())}(?!\w)", lowered) for word in must)
+
+
+def problems() -> list[str]:
+    """What is wrong with the corpus as written (empty when it is sound)."""
+    found, ids = [], Counter()
+    for split in SPLITS:
+        for message in messages(split):
+            ids[message.id] += 1
+            if message.family == "none" and message.facts:
+                found.append(f"{message.id}: family none but facts given")
+            if message.family != "none" and not message.facts:
+                found.append(f"{message.id}: no facts for family {message.family}")
+            for fact in message.facts:
+                if not fact.must or not all(isinstance(w, str) and w.strip() for w in fact.must):
+                    found.append(f"{message.id}: a fact without must-words")
+                elif not mentions(message.text, fact.must) and not fact.negated:
+                    found.append(f"{message.id}: must-words {fact.must} not all in the message text")
+        for pair in changes(split):
+            ids[pair.id] += 1
+            if not pair.before_must or not pair.after_must:
+                found.append(f"{pair.id}: before and after need must-words")
+            elif set(map(str.lower, pair.before_must)) == set(map(str.lower, pair.after_must)):
+                found.append(f"{pair.id}: before and after have the same must-words")
+            if not mentions(pair.after, pair.after_must):
+                found.append(f"{pair.id}: after.must not in the after text")
+            if not mentions(pair.before, pair.before_must):
+                found.append(f"{pair.id}: before.must not in the before text")
+    found += [f"{item}: id used {count} times" for item, count in ids.items() if count > 1]
+    return found
+
+
+def summary() -> str:
+    lines = []
+    for split in SPLITS:
+        msgs, pairs = messages(split), changes(split)
+        facts = [m for m in msgs if m.family != "none"]
+        lines.append(f"{split}: {len(msgs)} messages ({len(facts)} with facts, {len(msgs) - len(facts)} none, "
+                     f"{len({m.family for m in facts})} families), {len(pairs)} change pairs "
+                     f"({len({p.way for p in pairs})} ways)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    issues = problems()
+    print(summary())
+    print("\n".join(issues) if issues else "no problems found")
