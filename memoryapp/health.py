@@ -1,5 +1,7 @@
 """GET /healthz: each part of the service and whether it answers."""
 
+import logging
+
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
@@ -7,6 +9,8 @@ from django.views.decorators.http import require_GET
 
 from memoryapp import embeddings
 from memoryapp.celery import app as celery_app
+
+logger = logging.getLogger(__name__)
 
 
 def _database() -> dict:
@@ -51,7 +55,9 @@ def healthz(request):
         try:
             parts[name] = check()
         except Exception as exc:  # a health check reports every failure instead of raising it
-            parts[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            # The page is public: name the kind of failure, never the server's message (paths, hosts).
+            logger.warning("health check %s failed: %s: %s", name, type(exc).__name__, exc)
+            parts[name] = {"ok": False, "error": f"{type(exc).__name__}: unreachable or failing"}
     failing = [name for name, part in parts.items() if not part["ok"]]
     body = {"status": "ok" if not failing else "unavailable", "failing": failing, **parts}
     return JsonResponse(body, status=200 if not failing else 503)

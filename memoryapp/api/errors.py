@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from django.http import Http404, JsonResponse
@@ -61,6 +62,9 @@ def exception_handler(exc, context):
         return error_response(400, "invalid", "the request holds a value that cannot be stored or compared")
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
+    if isinstance(exc, DjangoPermissionDenied):
+        # the selectors' and services' refusals ("you may change only your own memories")
+        exc = exceptions.PermissionDenied(str(exc) or None)
     if isinstance(exc, Http404):
         # the selectors' messages ("no user 'sam'") read the same whether a row is missing or out of reach
         exc = exceptions.NotFound(str(exc) or None)

@@ -73,6 +73,7 @@ _CLAUSE_BREAK = (
     r"yesterday|today|tonight|tomorrow|now|again|already|anymore|und|et|y)\b"
     r"|[(\[]|[^\s\"'`]*[:=]"
 )
+_SIGN_OFF = r"(?:thanks|thank you|thx|ty|cheers|ok|okay|lol|haha|bye|please|pls)\b"
 _NOT_A_PASSWORD = (
     rf"(?:{_PROSE_WORD}|{_PROSE_STATE}(?![ \t]+(?!{_PROSE_WORD}|{_CLAUSE_BREAK})[^\s\"'`]))"
 )
@@ -163,14 +164,25 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
-    # A label on its own line and the password alone on the next: "Password:\nhunter2". Only a
-    # single word is taken, so "Password:\nEnter it on the next screen." stays as it is.
+    # A line that names a credential and the password alone on the next: "Password:\nhunter2", "My
+    # password is on the next line:\nx", "Here is my password\nx". Only a single word is taken, so
+    # "Password:\nEnter it on the next screen." stays as it is, and a sign-off ("thanks") is no password.
     (
         "password",
         re.compile(
-            rf"(?<![A-Za-z0-9]){_CREDENTIAL}{_CREDENTIAL_FOR}(?:[ \t]*[:=]|[ \t]+{_IS})[ \t]*\r?\n(?:[ \t]*\r?\n)?"
-            rf"[ \t]*(?!\[REDACTED:)(?!{_NOT_A_PASSWORD}[ \t]*$)(?P<secret>\S+)(?=[ \t]*(?:\r?\n|\Z))",
+            rf"(?<![A-Za-z0-9]){_CREDENTIAL}(?![A-Za-z])[^\n]{{0,80}}\r?\n(?:[ \t]*\r?\n)?"
+            rf"[ \t]*(?!\[REDACTED:)(?!(?:{_NOT_A_PASSWORD}|{_SIGN_OFF})[ \t!.]*$)"
+            rf"(?P<secret>\S+)(?=[ \t]*(?:\r?\n|\Z))",
             re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
+    # A credential word followed directly by a value with a digit: "passcode 778899 for the door".
+    (
+        "password",
+        re.compile(
+            rf"(?<![A-Za-z0-9]){_CREDENTIAL}[ \t]+(?!\[REDACTED:)(?P<secret>(?=[^\s\"'`]*\d)[^\s\"'`]{{4,}}?)"
+            rf"(?=[.,;:)!?]*(?:\s|$))",
+            re.IGNORECASE,
         ),
     ),
     # "login sam / hunter2", "credentials: sam/hunter2": a user name, a slash and the password.

@@ -155,7 +155,8 @@ def _stored_under(key: str, *, organization: Organization, user: User, messages:
         raise conflict
     matched = []
     for message in messages:
-        same = next((e for e in stored if (e.source, e.content) == (message.source, message.content)), None)
+        same = next((e for e in stored if (e.source, e.content, e.session, e.project_id)
+                     == (message.source, message.content, message.session, message.project_id)), None)
         if same is None:
             raise conflict
         stored.remove(same)

@@ -25,6 +25,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Q
 from django.utils import timezone
 
+from memoryapp import embeddings
 from memoryapp.models import (
     AccessLog,
     DeletionReceipt,
@@ -240,8 +241,17 @@ def _words(text: str) -> list[str]:
 
 
 def _distinctive(word: str) -> bool:
-    """A code, id or marker-like token: letters and digits together, long enough to be specific."""
-    return len(word) >= 5 and any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+    """A code, id or marker-like token (letters and digits together), or a word rare enough to name
+    one thing (outside the embedding model's vocabulary of common words): long enough to be specific."""
+    if len(word) < 5:
+        return False
+    if any(c.isdigit() for c in word) and any(c.isalpha() for c in word):
+        return True
+    return word.isalpha() and word not in embeddings.vocabulary()
+
+
+# A capitalised word inside a sentence: a name ("Biscuit", "Porto"), which a query repeats on its own.
+_NAME = re.compile(r"(?<=[^\s.!?])\s+([A-Z][\w'-]{2,})")
 
 
 class QuotedText:
@@ -250,7 +260,9 @@ class QuotedText:
     - a deleted memory's value, as whole words ("Porto", "Initech Labs");
     - PHRASE_WORDS consecutive words of any deleted text (memory text or value, episode content)
       that are not all common words;
-    - a code-like word of the deleted text (letters and digits, 5 characters or more).
+    - a code-like or rare word of the deleted text (letters and digits, or a word outside the
+      embedding model's vocabulary; 5 characters or more), or a name in it (a capitalised word
+      inside a sentence).
     It errs on the side of blanking: a blanked query costs an audit row its query text, a kept one
     would keep the deleted text."""
 
@@ -261,6 +273,7 @@ class QuotedText:
         for text in texts:
             words = _words(text)
             self.codes.update(word for word in words if _distinctive(word))
+            self.codes.update(name.casefold() for name in _NAME.findall(text) if name.casefold() not in _COMMON)
             for i in range(len(words) - PHRASE_WORDS + 1):
                 phrase = tuple(words[i : i + PHRASE_WORDS])
                 if not set(phrase) <= _COMMON:

@@ -101,6 +101,10 @@ def test_passwords_named_in_other_words_and_languages_are_redacted(text, expecte
         ("Password:\nhunter2\nThanks!", "Password:\n[REDACTED:password]\nThanks!"),
         ("Here is the wifi password:\n\n  Sunny-Day-42  \n", "Here is the wifi password:\n\n  [REDACTED:password]  \n"),
         ("pw =\r\nhunter2", "pw =\r\n[REDACTED:password]"),
+        ("My password is on the next line:\nnextlinepw55", "My password is on the next line:\n[REDACTED:password]"),
+        ("My password is:\nnlpwA111", "My password is:\n[REDACTED:password]"),
+        ("Here is my password\nnlpwC333", "Here is my password\n[REDACTED:password]"),
+        ("passcode 778899 for the door", "passcode [REDACTED:password] for the door"),
     ],
 )
 def test_a_password_alone_on_the_line_after_its_label_is_redacted(text, expected):
@@ -147,6 +151,8 @@ def test_a_config_assignment_takes_one_word():
         "Log in with Google / GitHub.",
         "I use a passphrase with four words.",
         "Password:\nrequired",
+        "I reset my password\nthanks!",
+        "I changed my password 3 times this year",
     ],
 )
 def test_talk_about_passwords_codes_and_logins_is_not_redacted(text):

@@ -181,7 +181,16 @@ def test_what_counts_as_quoting_deleted_text():
     assert quoted.found_in("jobs at zq81 labs")  # the value as whole words
     assert not quoted.found_in("zq81 lab")  # ... all of them
     assert not quoted.found_in("is my code secret")  # the same words, not in a row
-    assert not quoted.found_in("porto weather")
+    assert quoted.found_in("porto weather")  # a name of the deleted text, alone
+    assert not quoted.found_in("weather in lisbon")
+
+
+def test_a_rare_word_or_a_name_of_deleted_text_is_enough_to_quote_it():
+    quoted = QuotedText(values=["parrot named Plorvenstik"], texts=["My parrot is named Plorvenstik.",
+                                                                   "My boat is called Vintrobalex."])
+    assert quoted.found_in("what is vintrobalex")  # outside the vocabulary of common words
+    assert quoted.found_in("Plorvenstik?")
+    assert not quoted.found_in("what is my boat called")  # common words, not three of them in a row
 
 
 def test_gunicorn_logs_the_path_without_its_query_string():
