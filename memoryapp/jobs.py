@@ -50,10 +50,18 @@ def _expire_sessions(organization, actor, progress, **params) -> dict:
     return sessions_expire(actor=actor, organization=organization)
 
 
-def _evaluate_changing_facts(organization, actor, progress, seeds: int = 5, ks=(1, 3, 5), **params) -> dict:
+def _evaluate_changing_facts(organization, actor, progress, seeds: int = 5, ks=(1, 3, 5), split: str = "test",
+                             corpus_dir: str = "", **params) -> dict:
     from memoryapp.evaluation.runs import changing_facts_run
 
-    return changing_facts_run(seeds=seeds, ks=ks, progress=progress)
+    return changing_facts_run(seeds=seeds, ks=ks, split=split, corpus_dir=corpus_dir or None, progress=progress)
+
+
+def _evaluate_write_accuracy(organization, actor, progress, split: str = "dev", extractor: str = "rules",
+                             corpus_dir: str = "", **params) -> dict:
+    from memoryapp.evaluation.write_accuracy import run
+
+    return run(split=split, extractor=extractor, corpus_dir=corpus_dir or None, progress=progress)
 
 
 def _evaluate_locomo(organization, actor, progress, path: str = "", ks=(1, 5, 10), budget_tokens: int = 400,
@@ -112,6 +120,7 @@ JOBS: dict[str, Callable] = {
     "metrics": _metrics_snapshot,
     "evaluate_changing_facts": _evaluate_changing_facts,
     "evaluate_locomo": _evaluate_locomo,
+    "evaluate_write_accuracy": _evaluate_write_accuracy,
 }
 MAINTENANCE = ("consolidate", "summarize", "decay", "expire_sessions", "requeue")
 

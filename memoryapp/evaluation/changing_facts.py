@@ -1,11 +1,19 @@
 """The built-in changing-facts benchmark: is the current version of a fact what reaches the agent?
 
-Each generated conversation has 50 user turns, one a day: 8 facts about the user among small
-talk, 3 of them changed later ("I moved to Lisbon"), and one question per fact at the end. Read
-policies pick k items for each question; a question's context then holds the current value
-only, both values, the outdated value only, or neither. The first five policies read the raw
-turns (as a memory stream); the full system reads what the write path made of them:
-supersession at write time plus the validity filter at read time.
+Each conversation has 50 user turns, one a day: 8 facts about the user among small talk, 3 of
+them changed later, and one question per fact at the end. Read policies pick k items for each
+question; a question's context then holds the current value only, both values, the outdated
+value only, or neither. The first five policies read the raw turns (as a memory stream); the
+full system reads what the write path made of them: supersession at write time plus the
+validity filter at read time.
+
+The sentences are not the benchmark's own: they come from the hand-written corpus' change pairs
+(memoryapp/evaluation/corpus, one split at a time), which the extractor was not written from.
+A pair gives a fact's first statement (`before`), its change (`after`), the question, and the
+must-words that show each value in a context (write_corpus.mentions); a steady fact is a pair
+whose change is never said. Small talk is the same split's messages that must yield nothing.
+The 8 pairs of a conversation are of 8 different families and share no must-word, so that one
+fact's answer is never another's.
 """
 
 from __future__ import annotations
@@ -14,13 +22,15 @@ import functools
 import random
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
 from memoryapp import embeddings
+from memoryapp.evaluation import write_corpus
+from memoryapp.evaluation.write_corpus import ChangePair
 from memoryapp.selectors.ranking import Scored, Weights, recency, score
 
 TURNS = 50
@@ -30,58 +40,29 @@ DECAY_PER_HOUR = 0.995
 OUTCOMES = ("current_only", "both", "outdated_only", "neither")
 
 
-@dataclass(frozen=True)
-class Slot:
-    """A fact family: how it is first said, how a change is said, and the question about it."""
-
-    name: str
-    question: str
-    first: str
-    change: str | None
-    values: tuple[str, ...]
-    # What shows a value in a context: for diet the change says "fish" whatever was before.
-    mark: Callable[[str], str] = lambda value: value
-
-
-SLOTS = (
-    Slot("city", "Where does the user live?", "I live in {}.", "I moved to {}.",
-         ("Porto", "Lisbon", "Oslo", "Lima", "Osaka", "Berlin", "Denver", "Nairobi")),
-    Slot("employer", "Where does the user work?", "I work at {}.", "I now work at {}.",
-         ("Initech", "Globex", "Umbrella", "Hooli", "Vandelay", "Wonka")),
-    Slot("job", "What is the user's job?", "I am a {}.", "I work as a {} now.",
-         ("nurse", "teacher", "plumber", "designer", "pilot", "chemist")),
-    Slot("diet", "What does the user eat?", "I am {}.", "I eat {} now.", ("vegetarian", "vegan", "fish"),
-         mark=lambda value: value),
-    Slot("relationship", "Is the user married or single?", "I am {}.", "I am {} now.", ("single", "married")),
-    Slot("pet", "What is the name of the user's dog?", "I have a dog named {}.", None,
-         ("Rex", "Luna", "Milo", "Bruno", "Nala")),
-    Slot("allergy", "What is the user allergic to?", "I am allergic to {}.", None,
-         ("peanuts", "shellfish", "pollen", "penicillin")),
-    Slot("age", "How old is the user?", "I am {} years old.", None, ("29", "34", "41", "52")),
-    Slot("sport", "Which sport does the user like?", "My favourite sport is {}.", None,
-         ("tennis", "rowing", "climbing", "fencing")),
-)
-CHANGEABLE = [slot for slot in SLOTS if slot.change]
-SMALL_TALK = (
-    "haha ok", "thanks!", "how are you today?", "that sounds great", "nice weather today", "what do you think?",
-    "sure, go ahead", "good morning", "I see", "let me check my calendar", "can you summarize that?", "lol",
-    "that was a long meeting", "any good podcast recommendations?", "the train was late again",
-    "I watched a documentary about whales", "what's a good name for a plant?", "tell me a joke",
-    "ok, next question", "it's raining here", "I need more coffee", "interesting", "hmm, not sure",
-)
-
-
 @dataclass
 class Fact:
-    slot: Slot
-    first: str
-    current: str
+    pair: ChangePair
     turn_first: int
     turn_change: int | None = None
 
     @property
     def changed(self) -> bool:
         return self.turn_change is not None
+
+    @property
+    def question(self) -> str:
+        return self.pair.question
+
+    @property
+    def first(self) -> tuple[str, ...]:
+        """The must-words of the value first stated."""
+        return self.pair.before_must
+
+    @property
+    def current(self) -> tuple[str, ...]:
+        """The must-words of the value current at the end."""
+        return self.pair.after_must if self.changed else self.pair.before_must
 
 
 @dataclass
@@ -93,31 +74,58 @@ class Conversation:
     asked_at: datetime = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-def _diet_values(rng: random.Random) -> tuple[str, str]:
-    return rng.choice(["vegetarian", "vegan"]), "fish"
+@dataclass(frozen=True)
+class Source:
+    """What conversations are made of: one split's change pairs and small talk."""
+
+    split: str
+    pairs: tuple[ChangePair, ...]
+    small_talk: tuple[str, ...]
 
 
-def generate(seed: int) -> Conversation:
+def source(split: str = "test", corpus_dir: Path | None = None) -> Source:
+    pairs = tuple(write_corpus.changes(split, corpus_dir))
+    small_talk = tuple(m.text for m in write_corpus.messages(split, corpus_dir) if m.family == "none")
+    if len({p.family for p in pairs}) < FACTS_PER_CONVERSATION or not small_talk:
+        raise ValueError(f"the corpus' {split} split needs change pairs of at least {FACTS_PER_CONVERSATION} "
+                         "families and some messages of family none")
+    return Source(split=split, pairs=pairs, small_talk=small_talk)
+
+
+def _words(pair: ChangePair) -> set[str]:
+    return {w.lower() for w in (*pair.before_must, *pair.after_must)}
+
+
+def _pick_pairs(rng: random.Random, pairs: tuple[ChangePair, ...]) -> list[ChangePair]:
+    """8 pairs of different families whose must-words do not overlap."""
+    chosen: list[ChangePair] = []
+    for pair in rng.sample(pairs, len(pairs)):
+        if all(pair.family != c.family and not _words(pair) & _words(c) for c in chosen):
+            chosen.append(pair)
+            if len(chosen) == FACTS_PER_CONVERSATION:
+                return chosen
+    raise ValueError(f"cannot find {FACTS_PER_CONVERSATION} change pairs of different families with "
+                     "distinct must-words")
+
+
+def generate(seed: int, corpus: Source | None = None) -> Conversation:
     """One conversation: 50 turns (8 facts, 3 of them changed later, the rest small talk)."""
+    corpus = corpus or source()
     rng = random.Random(seed)
-    changing = rng.sample(CHANGEABLE, CHANGED_PER_CONVERSATION)
-    steady = rng.sample([s for s in SLOTS if s not in changing], FACTS_PER_CONVERSATION - CHANGED_PER_CONVERSATION)
+    pairs = _pick_pairs(rng, corpus.pairs)
     fact_turns = sorted(rng.sample(range(TURNS - 12), FACTS_PER_CONVERSATION))
     change_turns = iter(sorted(rng.sample(range(TURNS - 10, TURNS), CHANGED_PER_CONVERSATION)))
-    turns = [rng.choice(SMALL_TALK) for _ in range(TURNS)]
+    # Small talk that happens to name a value ("if I moved to Berlin...") would answer for it.
+    small_talk = [text for text in corpus.small_talk
+                  if not any(write_corpus.mentions(text, (word,)) for pair in pairs for word in _words(pair))]
+    turns = [rng.choice(small_talk or corpus.small_talk) for _ in range(TURNS)]
     facts = []
-    slots = rng.sample(changing + steady, FACTS_PER_CONVERSATION)
-    for slot, turn in zip(slots, fact_turns, strict=True):
-        if slot.name == "diet":
-            first, later = _diet_values(rng)
-        else:
-            first, later = rng.sample(slot.values, 2)
-        turns[turn] = slot.first.format(first)
-        fact = Fact(slot=slot, first=first, current=first, turn_first=turn)
-        if slot in changing:
+    for position, (pair, turn) in enumerate(zip(pairs, fact_turns, strict=True)):
+        turns[turn] = pair.before
+        fact = Fact(pair=pair, turn_first=turn)
+        if position < CHANGED_PER_CONVERSATION:  # the pairs come shuffled: the first three change
             fact.turn_change = next(change_turns)
-            fact.current = later
-            turns[fact.turn_change] = slot.change.format(later)
+            turns[fact.turn_change] = pair.after
         facts.append(fact)
     start = datetime(2025, 1, 1, 9, tzinfo=UTC)
     times = [start + timedelta(days=i) for i in range(TURNS)]
@@ -125,9 +133,8 @@ def generate(seed: int) -> Conversation:
 
 
 def outcome(context: str, fact: Fact) -> str:
-    text = context.lower()
-    current = fact.slot.mark(fact.current).lower() in text
-    outdated = fact.changed and fact.slot.mark(fact.first).lower() in text
+    current = write_corpus.mentions(context, fact.current)
+    outdated = fact.changed and write_corpus.mentions(context, fact.first)
     if current and outdated:
         return "both"
     if current:
@@ -175,7 +182,7 @@ POLICIES = (*TURN_POLICIES, FULL_SYSTEM)
 def turn_contexts(conversation: Conversation, ks: tuple[int, ...]) -> dict[tuple[str, int], list[str]]:
     """Context per (policy, k) for each question of the conversation, from the raw turns."""
     turn_vectors = embeddings.encode(conversation.turns)
-    question_vectors = embeddings.encode([f.slot.question for f in conversation.facts])
+    question_vectors = embeddings.encode([f.question for f in conversation.facts])
     importances = [turn_importance(t) for t in conversation.turns]
     contexts: dict[tuple[str, int], list[str]] = {}
     for policy, weights in TURN_POLICIES.items():
@@ -213,19 +220,24 @@ def full_system_contexts(conversation: Conversation, ks: tuple[int, ...]) -> dic
         for k in ks:
             contexts[(FULL_SYSTEM, k)] = []
             for fact in conversation.facts:
-                hits = search_memories(principal, user=user, params=SearchParams(query=fact.slot.question, k=k)).hits
+                hits = search_memories(principal, user=user, params=SearchParams(query=fact.question, k=k)).hits
                 contexts[(FULL_SYSTEM, k)].append("\n".join(h.item.text for h in hits))
         return contexts
     finally:
         organization.delete()
 
 
-def run(*, seeds: int = 5, ks: tuple[int, ...] = (1, 3, 5), progress=None) -> dict:
-    """Shares of questions per outcome, for every policy and k, over `seeds` conversations."""
+def run(*, seeds: int = 5, ks: tuple[int, ...] = (1, 3, 5), split: str = "test", corpus_dir: str | Path | None = None,
+        progress=None) -> dict:
+    """Shares of questions per outcome, for every policy and k, over `seeds` conversations made
+    from the corpus' `split`."""
+    if split not in write_corpus.SPLITS:
+        raise ValueError(f"unknown split {split!r}: choose one of {', '.join(write_corpus.SPLITS)}")
+    corpus = source(split, Path(corpus_dir) if corpus_dir else None)
     counts: dict[str, Counter] = {}
     changed_counts: dict[str, Counter] = {}
     for done, seed in enumerate(range(seeds), start=1):
-        conversation = generate(seed)
+        conversation = generate(seed, corpus)
         contexts = {**turn_contexts(conversation, ks), **full_system_contexts(conversation, ks)}
         for (policy, k), per_question in contexts.items():
             key = f"{policy} @ k={k}"
@@ -236,7 +248,8 @@ def run(*, seeds: int = 5, ks: tuple[int, ...] = (1, 3, 5), progress=None) -> di
         if progress:
             progress(done, seeds)
     return {
-        "seeds": seeds, "ks": list(ks), "questions_per_seed": FACTS_PER_CONVERSATION,
+        "split": split, "pairs": len(corpus.pairs), "seeds": seeds, "ks": list(ks),
+        "questions_per_seed": FACTS_PER_CONVERSATION,
         "rows": [_row(policy, k, counts[f"{policy} @ k={k}"], changed_counts[f"{policy} @ k={k}"])
                  for policy in POLICIES for k in ks],
     }
@@ -251,8 +264,10 @@ def _row(policy: str, k: int, all_questions: Counter, changed: Counter) -> dict:
 
 
 def table(result: dict) -> str:
-    lines = [f"changing facts: {result['seeds']} conversations x {result['questions_per_seed']} questions "
-             f"(3 facts changed in each)", f"{'policy':40} {'k':>2}  {'current':>8} {'both':>6} {'outdated':>9} "
+    lines = [f"changing facts, {result.get('split', '?')} split: {result['seeds']} conversations x "
+             f"{result['questions_per_seed']} questions (3 facts changed in each), sentences from "
+             f"{result.get('pairs', '?')} corpus change pairs",
+             f"{'policy':40} {'k':>2}  {'current':>8} {'both':>6} {'outdated':>9} "
              f"{'neither':>8}   changed facts: current / outdated"]
     for row in result["rows"]:
         changed = row["changed_facts"]
@@ -260,5 +275,5 @@ def table(result: dict) -> str:
                      f"{row['outdated_only']:9.0%} {row['neither']:8.0%}   {changed['current_only']:6.0%} / "
                      f"{changed['outdated_only']:.0%}")
     full = next(r for r in result["rows"] if r["policy"] == FULL_SYSTEM and r["k"] == min(result["ks"]))
-    lines.append(f"full_system_current_only@k={full['k']}={full['current_only']:.2f}")
+    lines.append(f"full_system_current_only@k={full['k']}={full['current_only']:.2f} split={result.get('split', '?')}")
     return "\n".join(lines)

@@ -145,6 +145,6 @@ def locomo_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def changing_facts_run(*, seeds: int = 5, ks=(1, 3, 5), progress=None) -> dict:
-    return changing_facts.run(seeds=seeds, ks=tuple(ks), progress=progress)
+def changing_facts_run(*, seeds: int = 5, ks=(1, 3, 5), split: str = "test", corpus_dir=None, progress=None) -> dict:
+    return changing_facts.run(seeds=seeds, ks=tuple(ks), split=split, corpus_dir=corpus_dir, progress=progress)
 

@@ -46,8 +46,8 @@ class ChangePair:
     split: str
 
 
-def _lines(kind: str, split: str):
-    for path in sorted(CORPUS_DIR.glob(f"{kind}-*.{split}.jsonl")):
+def _lines(kind: str, split: str, corpus_dir: Path | None):
+    for path in sorted((corpus_dir or CORPUS_DIR).glob(f"{kind}-*.{split}.jsonl")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
@@ -56,9 +56,10 @@ def _lines(kind: str, split: str):
                     raise ValueError(f"{path.name}:{number}: not JSON: {exc}") from exc
 
 
-def messages(split: str) -> list[Message]:
+def messages(split: str, corpus_dir: Path | None = None) -> list[Message]:
+    """The split's messages, from `corpus_dir` (tests point it at a small corpus) or the project's."""
     found = []
-    for path, number, item in _lines("messages", split):
+    for path, number, item in _lines("messages", split, corpus_dir):
         try:
             facts = tuple(ExpectedFact(subject=f["subject"], attribute=f["attribute"], value=f["value"],
                                        must=tuple(f["must"]), negated=bool(f.get("negated", False)))
@@ -70,9 +71,9 @@ def messages(split: str) -> list[Message]:
     return found
 
 
-def changes(split: str) -> list[ChangePair]:
+def changes(split: str, corpus_dir: Path | None = None) -> list[ChangePair]:
     found = []
-    for path, number, item in _lines("changes", split):
+    for path, number, item in _lines("changes", split, corpus_dir):
         try:
             found.append(ChangePair(id=item["id"], family=item["family"], way=item["way"],
                                     before=item["before"]["text"], before_must=tuple(item["before"]["must"]),

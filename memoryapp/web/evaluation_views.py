@@ -1,5 +1,6 @@
 """The evaluation page: recall@k and the ablation ladder of the latest LoCoMo run, the store's
-contradiction rate over time, the changing-facts table, and (for admins) starting runs.
+contradiction rate over time, the changing-facts table (test split), write accuracy on the
+hand-written corpus per split and extractor, and (for admins) starting runs.
 
 Charts are SVG drawn by the templates from the geometry computed here, so every label goes
 through the template's escaping and nothing is loaded from outside.
@@ -23,10 +24,13 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.views.decorators.http import require_GET, require_POST
 
+from memoryapp import llm
 from memoryapp.evaluation.changing_facts import FULL_SYSTEM
 from memoryapp.evaluation.locomo import locomo_parse
 from memoryapp.evaluation.metrics import CATEGORY_NAMES, RECALL_CATEGORIES
 from memoryapp.evaluation.runs import LADDER
+from memoryapp.evaluation.write_accuracy import EXTRACTORS
+from memoryapp.evaluation.write_corpus import SPLITS
 from memoryapp.jobs import run_job_now
 from memoryapp.models import Job
 from memoryapp.web.access import admin_required
@@ -36,6 +40,7 @@ from memoryapp.web.rendering import fragment, nav_context, redirect_after_action
 EVALUATION_KINDS = {
     "evaluate_locomo": "LoCoMo recall and ladder",
     "evaluate_changing_facts": "Changing facts",
+    "evaluate_write_accuracy": "Write accuracy",
     "metrics": "Store metrics",
 }
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -43,6 +48,9 @@ LOCOMO_KS = [1, 5, 10]
 LOCOMO_BUDGET_TOKENS = 400
 CHANGING_FACTS_SEEDS = 5
 CHANGING_FACTS_KS = [1, 3, 5]
+CHANGING_FACTS_QUOTED_SPLIT = "test"  # the split nothing is tuned on
+# Runs made in a throwaway organization: a store-wide run serves every organization's page.
+STORE_WIDE_KINDS = ("evaluate_changing_facts", "evaluate_write_accuracy")
 METRICS_POINTS = 200  # hourly snapshots: about a week of history
 RECENT_RUNS = 15
 # The reference shares at k = 1 the panel quotes next to the measured table.
@@ -68,10 +76,23 @@ def latest_locomo(organization_id) -> Job | None:
     return _succeeded("evaluate_locomo").filter(organization_id=organization_id).order_by("-finished_at").first()
 
 
-def latest_changing_facts(organization_id) -> Job | None:
-    """The benchmark runs in a throwaway organization, so a store-wide run serves everyone."""
-    runs = _succeeded("evaluate_changing_facts").filter(_own_or_store_wide(organization_id))
+def latest_changing_facts(organization_id, split: str = CHANGING_FACTS_QUOTED_SPLIT) -> Job | None:
+    """The benchmark runs in a throwaway organization, so a store-wide run serves everyone. Runs
+    from before the corpus (generated sentences, no split) are not shown."""
+    runs = _succeeded("evaluate_changing_facts").filter(_own_or_store_wide(organization_id), params__split=split)
     return runs.order_by("-finished_at").first()
+
+
+def latest_write_accuracy(organization_id) -> list[Job]:
+    """The latest run of each split and extractor, test first."""
+    runs = _succeeded("evaluate_write_accuracy").filter(_own_or_store_wide(organization_id))
+    found = []
+    for split in sorted(SPLITS, key=lambda name: name != "test"):
+        for extractor in EXTRACTORS:
+            job = runs.filter(params__split=split, params__extractor=extractor).order_by("-finished_at").first()
+            if job:
+                found.append(job)
+    return found
 
 
 def metrics_history(organization_id) -> list[Job]:
@@ -82,7 +103,7 @@ def metrics_history(organization_id) -> list[Job]:
 
 def evaluation_runs(organization_id) -> QuerySet[Job]:
     return Job.objects.filter(
-        Q(organization_id=organization_id) | Q(organization__isnull=True, kind="evaluate_changing_facts"),
+        Q(organization_id=organization_id) | Q(organization__isnull=True, kind__in=STORE_WIDE_KINDS),
         kind__in=list(EVALUATION_KINDS),
     ).order_by("-created_at")
 
@@ -355,6 +376,32 @@ def changing_facts_panel(result: dict) -> dict:
             "legend": [(name, f"seg-{outcome}") for outcome, name in OUTCOME_NAMES.items()]}
 
 
+def write_accuracy_panel(runs: list[Job]) -> list[dict]:
+    """One row per stored run (split and extractor), with its per-family and per-way details."""
+    rows = []
+    for job in runs:
+        result = _readable(_write_accuracy_row, job.result)
+        rows.append({"job": job, "split": job.params.get("split", "?"), "extractor": job.params.get("extractor", "?"),
+                     "result": result})
+    return rows
+
+
+def _write_accuracy_row(result: dict) -> dict:
+    changes = result["changes"]
+    return {
+        "missed": percent(float(result["missed_rate"]), 1),
+        "missed_of": f"{result['missed']:,} of {result['expected']:,}",
+        "spurious": percent(float(result["spurious_rate"]), 1),
+        "spurious_of": f"{result['spurious']:,} of {result['none_messages']:,}",
+        "recognised": percent(float(changes["recognised_rate"]), 1),
+        "recognised_of": f"{changes['recognised']:,} of {changes['pairs']:,}",
+        "new_written": changes["new_written"], "old_current": changes["old_current"],
+        "unmatched": result.get("unmatched_memories", 0),
+        "families": [{**row, "rate": percent(float(row["missed_rate"]))} for row in result["families"]],
+        "ways": [{**row, "rate": percent(float(row["recognised_rate"]))} for row in result["ways"]],
+    }
+
+
 def _readable(builder, *args) -> dict | None:
     """A panel from a stored result, or None (the panel says so) when its shape is not one we draw."""
     try:
@@ -373,8 +420,12 @@ def job_summary(job: Job) -> str:
                     f"in {result['conversations']} conversations")
         if job.kind == "evaluate_changing_facts":
             full = min((r for r in result["rows"] if r["policy"] == FULL_SYSTEM), key=lambda r: r["k"])
-            return (f"full system: {percent(full['current_only'])} current only at k={full['k']} "
-                    f"({result['seeds']} seeds)")
+            return (f"{result.get('split', 'generated')} split, full system: {percent(full['current_only'])} "
+                    f"current only at k={full['k']} ({result['seeds']} seeds)")
+        if job.kind == "evaluate_write_accuracy":
+            return (f"{result['split']} split, {result['extractor']} extractor: missed "
+                    f"{percent(result['missed_rate'])}, spurious {percent(result['spurious_rate'])}, "
+                    f"changes recognised {percent(result['changes']['recognised_rate'])}")
         if job.kind == "metrics":
             return (f"contradiction {percent(result['contradiction_rate'], 1)}, "
                     f"duplicates {percent(result['duplicate_rate'], 1)}")
@@ -450,6 +501,7 @@ def _page_context(request, upload_form: LocomoUploadForm | None = None) -> dict:
     locomo = latest_locomo(organization_id)
     history = metrics_history(organization_id)
     changing = latest_changing_facts(organization_id)
+    changing_dev = latest_changing_facts(organization_id, split="dev")
     context = {
         **nav_context(request),
         "is_admin": _is_admin(request),
@@ -461,10 +513,14 @@ def _page_context(request, upload_form: LocomoUploadForm | None = None) -> dict:
         "changing": changing,
         "changing_panel": changing and _readable(changing_facts_panel, changing.result),
         "changing_reference": CHANGING_FACTS_REFERENCE,
+        "changing_split": CHANGING_FACTS_QUOTED_SPLIT,
+        "changing_dev": changing_dev and job_summary(changing_dev),
+        "write_accuracy": write_accuracy_panel(latest_write_accuracy(organization_id)),
     }
     if context["is_admin"]:
         context |= {**_runs_context(request), "upload_form": upload_form or LocomoUploadForm(),
-                    "changing_facts_seeds": CHANGING_FACTS_SEEDS, "changing_facts_ks": CHANGING_FACTS_KS}
+                    "changing_facts_seeds": CHANGING_FACTS_SEEDS, "changing_facts_ks": CHANGING_FACTS_KS,
+                    "write_splits": SPLITS, "write_extractors": _extractors_available()}
     return context
 
 
@@ -506,9 +562,38 @@ def evaluation_measure(request):
 @admin_required
 @require_POST
 def evaluation_changing_facts(request):
-    run_job_now("evaluate_changing_facts", None, seeds=CHANGING_FACTS_SEEDS, ks=CHANGING_FACTS_KS)
-    messages.success(request, f"Changing-facts run queued: {CHANGING_FACTS_SEEDS} generated conversations, "
-                              f"k = {', '.join(map(str, CHANGING_FACTS_KS))}.")
+    for split in SPLITS:
+        run_job_now("evaluate_changing_facts", None, seeds=CHANGING_FACTS_SEEDS, ks=CHANGING_FACTS_KS, split=split)
+    messages.success(request, f"Changing-facts runs queued, dev and test splits: {CHANGING_FACTS_SEEDS} "
+                              f"conversations each, k = {', '.join(map(str, CHANGING_FACTS_KS))}.")
+    return _after_start(request)
+
+
+def _extractors_available() -> list[str]:
+    return [name for name in EXTRACTORS if name != "llm" or llm.is_configured()]
+
+
+class WriteAccuracyForm(forms.Form):
+    split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
+    extractor = forms.ChoiceField(choices=[(e, e) for e in EXTRACTORS], initial="rules")
+
+    def clean_extractor(self):
+        extractor = self.cleaned_data["extractor"]
+        if extractor not in _extractors_available():
+            raise forms.ValidationError("The LLM extractor needs MEMORY_LLM_BASE_URL set on the server.")
+        return extractor
+
+
+@admin_required
+@require_POST
+def evaluation_write_accuracy(request):
+    form = WriteAccuracyForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(error for errors in form.errors.values() for error in errors))
+        return _after_start(request)
+    split, extractor = form.cleaned_data["split"], form.cleaned_data["extractor"]
+    run_job_now("evaluate_write_accuracy", None, split=split, extractor=extractor)
+    messages.success(request, f"Write-accuracy run queued: {split} split, {extractor} extractor.")
     return _after_start(request)
 
 

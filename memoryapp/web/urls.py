@@ -34,4 +34,5 @@ urlpatterns = [
     path("evaluation/changing-facts/", evaluation_views.evaluation_changing_facts,
          name="evaluation-changing-facts"),
     path("evaluation/locomo/", evaluation_views.evaluation_locomo, name="evaluation-locomo"),
+    path("evaluation/write-accuracy/", evaluation_views.evaluation_write_accuracy, name="evaluation-write-accuracy"),
 ]

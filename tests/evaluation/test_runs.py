@@ -12,37 +12,63 @@ from memoryapp.evaluation.fixtures import rules_write_accuracy
 from memoryapp.evaluation.metrics import contradiction_rate, duplicate_rate, staleness, write_accuracy
 from memoryapp.evaluation.runs import LADDER, locomo_run
 from memoryapp.models import Job, Organization
+from tests.evaluation.corpus import CHANGING, RECOGNISED, SMALL_TALK, changing_corpus
 from tests.evaluation.test_locomo import sample
 from tests.factories import make_memory
 
 
-def test_generated_conversations_follow_the_recipe():
+@pytest.fixture
+def changing(tmp_path):
+    return changing_corpus(tmp_path / "corpus")
+
+
+def test_conversations_are_made_of_the_corpus_change_pairs_and_small_talk(changing):
+    corpus = changing_facts.source("dev", changing)
+    befores = {before for _, before, _, _, _, _ in CHANGING}
     for seed in range(5):
-        conversation = changing_facts.generate(seed)
+        conversation = changing_facts.generate(seed, corpus)
         assert len(conversation.turns) == 50 and len(conversation.facts) == 8
+        assert len({f.pair.family for f in conversation.facts}) == 8, "one fact per family"
         changed = [f for f in conversation.facts if f.changed]
         assert len(changed) == 3 and all(f.turn_change > f.turn_first and f.current != f.first for f in changed)
+        for fact in conversation.facts:
+            assert conversation.turns[fact.turn_first] == fact.pair.before and fact.question == fact.pair.question
+            assert fact.current == (fact.pair.after_must if fact.changed else fact.pair.before_must)
+        for f in changed:
+            assert conversation.turns[f.turn_change] == f.pair.after
+        assert set(conversation.turns) <= befores | {f.pair.after for f in changed} | set(SMALL_TALK)
         assert conversation.asked_at > conversation.times[-1]
-    assert changing_facts.generate(3).turns == changing_facts.generate(3).turns, "a seed is reproducible"
+    assert changing_facts.generate(3, corpus).turns == changing_facts.generate(3, corpus).turns, "reproducible"
 
 
-def test_outcomes_tell_current_outdated_both_and_neither():
-    fact = next(f for f in changing_facts.generate(0).facts if f.changed)
-    assert changing_facts.outcome(f"x {fact.current} y", fact) == "current_only"
-    assert changing_facts.outcome(f"{fact.first} then {fact.current}", fact) == "both"
-    assert changing_facts.outcome(f"{fact.first}", fact) == "outdated_only"
-    assert changing_facts.outcome("small talk", fact) == "neither"
+def test_outcomes_tell_current_outdated_both_and_neither(changing):
+    fact = next(f for f in changing_facts.generate(0, changing_facts.source("dev", changing)).facts if f.changed)
+    now, before = " ".join(fact.current), " ".join(fact.first)
+    assert changing_facts.outcome(f"The user: {now.upper()}.", fact) == "current_only", "any case, whole words"
+    assert changing_facts.outcome(f"{before} then {now}", fact) == "both"
+    assert changing_facts.outcome(before, fact) == "outdated_only"
+    assert changing_facts.outcome(f"small talk x{now}x", fact) == "neither", "part of a word is not a mention"
 
 
 @pytest.mark.django_db
-def test_the_full_system_reaches_the_current_version_where_raw_turns_do_not():
-    result = changing_facts.run(seeds=1, ks=(1,))
+def test_the_full_system_reaches_the_current_version_where_raw_turns_do_not(changing):
+    result = changing_facts.run(seeds=1, ks=(1,), split="dev", corpus_dir=changing)
+    assert (result["split"], result["pairs"]) == ("dev", 8)
     rows = {row["policy"]: row for row in result["rows"]}
     assert rows["last k turns"]["current_only"] <= 0.25
-    assert rows[changing_facts.FULL_SYSTEM]["current_only"] >= 0.875
-    assert rows[changing_facts.FULL_SYSTEM]["changed_facts"]["outdated_only"] == 0
-    assert staleness(result["rows"]) == 0
+    # A change written as a second value leaves both current: k = 1 may then bring the old one.
+    changed = {f.pair.family for f in changing_facts.generate(0, changing_facts.source("dev", changing)).facts
+               if f.changed}
+    unrecognised = len(changed - RECOGNISED)
+    assert rows[changing_facts.FULL_SYSTEM]["current_only"] >= (8 - 1 - unrecognised) / 8
+    assert rows[changing_facts.FULL_SYSTEM]["changed_facts"]["outdated_only"] <= unrecognised / 3
+    assert staleness(result["rows"]) <= unrecognised / 3
     assert not Organization.objects.filter(name__startswith="eval-changing-facts").exists(), "cleaned up"
+
+
+def test_a_split_without_enough_change_pairs_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="at least 8 families"):
+        changing_facts.run(seeds=1, ks=(1,), split="test", corpus_dir=changing_corpus(tmp_path, "dev"))
 
 
 @pytest.mark.django_db
@@ -96,12 +122,23 @@ def test_write_accuracy_counts_missed_and_spurious_separately():
 
 
 @pytest.mark.django_db
-def test_evaluate_command_prints_the_tables_and_a_summary_line(tmp_path, acme):
+def test_evaluate_command_prints_the_tables_and_a_summary_line(tmp_path, acme, monkeypatch):
+    from memoryapp.evaluation import write_corpus
+
+    monkeypatch.setattr(write_corpus, "CORPUS_DIR", changing_corpus(changing_corpus(tmp_path / "c", "dev"), "test"))
     out = io.StringIO()
     call_command("evaluate", "changing-facts", "--seeds", "1", "--k", "1", stdout=out)
-    lines = out.getvalue().strip().splitlines()
-    assert lines[-1].startswith("full_system_current_only@k=1=") and "last k turns" in out.getvalue()
-    assert Job.objects.get(kind="evaluate_changing_facts").status == "succeeded"
+    printed = out.getvalue()
+    assert "changing facts, dev split" in printed and "changing facts, test split" in printed, "both by default"
+    summaries = [line for line in printed.splitlines() if line.startswith("full_system_current_only@k=1=")]
+    assert [line.split()[-1] for line in summaries] == ["split=dev", "split=test"]
+    assert printed.strip().splitlines()[-1] == summaries[-1] and "last k turns" in printed
+    jobs = Job.objects.filter(kind="evaluate_changing_facts").order_by("created_at")
+    assert [(job.params["split"], job.status) for job in jobs] == [("dev", "succeeded"), ("test", "succeeded")]
+
+    out = io.StringIO()
+    call_command("evaluate", "changing-facts", "--seeds", "1", "--k", "1", "--split", "test", stdout=out)
+    assert "test split" in out.getvalue() and "dev split" not in out.getvalue()
 
     path = tmp_path / "mini.json"
     path.write_text(json.dumps([sample()]))

@@ -68,6 +68,19 @@ def changing_facts_result() -> dict:
     ]}
 
 
+def write_accuracy_result(missed: float = 0.123, split: str = "test") -> dict:
+    return {"split": split, "extractor": "rules", "written_at": "2025-06-02T10:00:00+00:00", "messages": 343,
+            "expected": 300, "missed": round(missed * 300), "missed_rate": missed, "none_messages": 92,
+            "spurious": 3, "spurious_rate": 0.0326, "unmatched_memories": 7,
+            "changes": {"way": "all", "pairs": 70, "recognised": 63, "recognised_rate": 0.9, "new_written": 66,
+                        "new_current": 65, "old_current": 4, "new_written_rate": 0.9429, "old_current_rate": 0.0571},
+            "families": [{"family": "pets", "messages": 12, "expected": 14, "missed": 2, "missed_rate": 0.1429,
+                          "spurious": 0}],
+            "ways": [{"way": "left_joined", "pairs": 8, "recognised": 7, "recognised_rate": 0.875, "new_written": 8,
+                      "new_current": 8, "old_current": 1}],
+            "examples": {}}
+
+
 def finished(kind: str, organization, result: dict, *, ago: timedelta = timedelta(0), **fields) -> Job:
     when = timezone.now() - ago
     return Job.objects.create(kind=kind, organization=organization, status=Job.Status.SUCCEEDED, progress=1.0,
@@ -100,7 +113,7 @@ def test_the_panels_draw_the_latest_results(alice_client, acme):
     finished("evaluate_locomo", acme, locomo_result(all_at_5=0.62))
     finished("metrics", None, metrics_result(0.05, 0.01), ago=timedelta(hours=2))
     finished("metrics", acme, metrics_result(0.031, 0.02), ago=timedelta(hours=1))
-    finished("evaluate_changing_facts", None, changing_facts_result())
+    finished("evaluate_changing_facts", None, changing_facts_result(), params={"split": "test"})
     html = page(alice_client)
 
     assert html.count('<svg class="chart"') == 3, "recall, ladder and the time series"
@@ -126,10 +139,12 @@ def test_the_panels_draw_the_latest_results(alice_client, acme):
 def test_another_organizations_results_never_show(alice_client, globex):
     finished("evaluate_locomo", globex, locomo_result(all_at_5=0.777, budget_tokens=977))
     finished("metrics", globex, metrics_result(0.444, 0.333))
-    finished("evaluate_changing_facts", globex, changing_facts_result())
+    finished("evaluate_changing_facts", globex, changing_facts_result(), params={"split": "test"})
+    finished("evaluate_write_accuracy", globex, write_accuracy_result(), params={"split": "test", "extractor": "rules"})
     html = page(alice_client)
     assert "78%" not in html and "977" not in html and "44.4%" not in html and "most relevant k" not in html
     assert "No LoCoMo run yet" in html and "No measurement yet" in html and "No changing-facts run yet" in html
+    assert "No write-accuracy run yet" in html and "12.3%" not in html
 
 
 def test_store_wide_metrics_count_for_every_organization(alice_client):
@@ -155,7 +170,8 @@ def test_a_result_of_another_shape_does_not_break_the_page(alice_client, acme):
     assert html.count("not in a shape this panel can draw") == 3, "recall, ladder and the time series say so"
 
 
-@pytest.mark.parametrize("path", ["/evaluation/measure/", "/evaluation/changing-facts/", "/evaluation/locomo/"])
+@pytest.mark.parametrize("path", ["/evaluation/measure/", "/evaluation/changing-facts/", "/evaluation/locomo/",
+                                  "/evaluation/write-accuracy/"])
 def test_end_users_cannot_start_runs(alice_client, path):
     assert alice_client.post(path).status_code == 403
     assert not Job.objects.exists()
@@ -164,11 +180,13 @@ def test_end_users_cannot_start_runs(alice_client, path):
 def test_an_admin_starts_the_changing_facts_benchmark(ada_client):
     response = ada_client.post("/evaluation/changing-facts/")
     assert response.status_code == 302 and response["Location"] == "/evaluation/"
-    job = Job.objects.get()
-    assert (job.kind, job.organization, job.status) == ("evaluate_changing_facts", None, Job.Status.QUEUED)
-    assert job.params == {"trigger": "manual", "seeds": 5, "ks": [1, 3, 5]}
+    jobs = Job.objects.order_by("params__split")
+    assert [(job.kind, job.organization, job.status) for job in jobs] == [
+        ("evaluate_changing_facts", None, Job.Status.QUEUED)] * 2
+    assert [job.params for job in jobs] == [{"trigger": "manual", "seeds": 5, "ks": [1, 3, 5], "split": split}
+                                            for split in ("dev", "test")]
     html = page(ada_client)
-    assert "Changing-facts run queued" in html and "Changing facts</strong>" in html
+    assert "Changing-facts runs queued, dev and test splits" in html and "Changing facts</strong>" in html
     assert 'hx-trigger="every 2s"' in html, "the runs list polls while the run waits or works"
 
 
@@ -239,3 +257,41 @@ def test_other_organizations_runs_are_not_listed(ada_client, globex):
 def test_the_page_needs_a_login(client):
     response = client.get("/evaluation/")
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extractor(alice_client):
+    finished("evaluate_write_accuracy", None, write_accuracy_result(0.5), ago=timedelta(days=1),
+             params={"split": "test", "extractor": "rules"})
+    latest = finished("evaluate_write_accuracy", None, write_accuracy_result(0.123),
+                      params={"split": "test", "extractor": "rules"})
+    finished("evaluate_write_accuracy", None, write_accuracy_result(0.25, "dev"),
+             params={"split": "dev", "extractor": "rules"})
+    html = page(alice_client)
+    panel = html[html.index('id="eval-write-accuracy"'):]
+    panel = panel[:panel.index("</section>")]
+    assert "No write-accuracy run yet" not in panel
+    assert "12.3%" in panel and "37 of 300" in panel and "50.0%" not in panel, "the latest test run only"
+    assert "25.0%" in panel, "and the latest dev run"
+    assert panel.index("12.3%") < panel.index("25.0%"), "the quoted test split first"
+    assert "3.3%" in panel and "3 of 92" in panel and "90.0%" in panel and "63 of 70" in panel
+    when = timezone.localtime(latest.finished_at)
+    assert "Run of" in panel and f"{when.day} {when:%b %Y, %H:%M}" in panel, "the run's date"
+    assert "quoted" in panel and "<td>rules</td>" in panel
+    assert "Per family and per way of changing: test split, rules extractor" in panel
+    assert "pets" in panel and "14%" in panel and "left_joined" in panel and "88%" in panel
+
+
+def test_an_admin_starts_a_write_accuracy_run(ada_client, settings):
+    settings.MEMORY_LLM_BASE_URL = ""
+    html = page(ada_client)
+    assert "Run write accuracy" in html and '<option value="rules">' in html and '<option value="llm">' not in html
+    response = ada_client.post("/evaluation/write-accuracy/", {"split": "test", "extractor": "rules"})
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert (job.kind, job.organization) == ("evaluate_write_accuracy", None)
+    assert job.params == {"trigger": "manual", "split": "test", "extractor": "rules"}
+    assert "Write-accuracy run queued: test split, rules extractor" in page(ada_client)
+
+    ada_client.post("/evaluation/write-accuracy/", {"split": "test", "extractor": "llm"})
+    assert Job.objects.count() == 1, "no LLM run without an endpoint"
+    assert "needs MEMORY_LLM_BASE_URL" in page(ada_client)

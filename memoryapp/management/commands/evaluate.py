@@ -2,8 +2,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memoryapp.evaluation import write_accuracy
 from memoryapp.evaluation.changing_facts import table as changing_facts_table
 from memoryapp.evaluation.runs import locomo_table
+from memoryapp.evaluation.write_corpus import SPLITS
 from memoryapp.jobs import job_execute
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenancy import organization_get_or_create
@@ -27,6 +29,13 @@ class Command(BaseCommand):
         facts = benchmarks.add_parser("changing-facts", help="the built-in changing-facts benchmark")
         facts.add_argument("--seeds", type=int, default=5)
         facts.add_argument("--k", default="1,3,5")
+        facts.add_argument("--split", choices=[*SPLITS, "both"], default="both",
+                           help="which split of the corpus' change pairs the sentences come from (default both)")
+        writes = benchmarks.add_parser("write-accuracy", help="missed and spurious writes and change recognition on "
+                                                              "the hand-written corpus")
+        writes.add_argument("--split", choices=SPLITS, default="dev")
+        writes.add_argument("--extractor", choices=write_accuracy.EXTRACTORS, default="rules",
+                            help="llm needs MEMORY_LLM_BASE_URL (and _MODEL, _API_KEY as the endpoint requires)")
         locomo = benchmarks.add_parser("locomo", help="evidence recall and the ablation ladder on a LoCoMo file")
         locomo.add_argument("path", type=Path)
         locomo.add_argument("--k", default="1,5,10")
@@ -37,9 +46,21 @@ class Command(BaseCommand):
         if benchmark == "changing-facts":
             if not 1 <= options["seeds"] <= 100:
                 raise CommandError("--seeds must be within 1-100")
-            params = {"seeds": options["seeds"], "ks": _ks(options["k"])}
-            job = job_create(kind="evaluate_changing_facts", organization=None, params=params)
-            self.stdout.write(changing_facts_table(job_execute(job)))
+            ks = _ks(options["k"])
+            splits = SPLITS if options["split"] == "both" else [options["split"]]
+            for number, split in enumerate(splits):
+                params = {"seeds": options["seeds"], "ks": ks, "split": split}
+                job = job_create(kind="evaluate_changing_facts", organization=None, params=params)
+                self.stdout.write(("\n" if number else "") + changing_facts_table(job_execute(job)))
+            return
+        if benchmark == "write-accuracy":
+            try:
+                write_accuracy.extractor_for(options["extractor"])
+            except write_accuracy.ExtractorUnavailable as exc:
+                raise CommandError(str(exc)) from exc
+            params = {"split": options["split"], "extractor": options["extractor"]}
+            job = job_create(kind="evaluate_write_accuracy", organization=None, params=params)
+            self.stdout.write(write_accuracy.table(job_execute(job)))
             return
         path = options["path"].resolve()
         if not path.is_file():

@@ -1,0 +1,235 @@
+"""Write accuracy on the hand-written corpus (memoryapp/evaluation/corpus): does the write path
+store what everyday messages say, only that, and recognise a change as a change?
+
+Everything goes through the real write path, as POST /api/v1/episodes with "wait": true does
+(services.ingest.episodes_ingest, then services.extraction.episodes_extract with the chosen
+extractor), in one throwaway organization per run that is deleted at the end. Each message and
+each change pair goes to a fresh user of its own, so nothing one item wrote can help another.
+
+Definitions:
+- A message is sent alone, dated WRITTEN_AT (fixed, so "next Friday" resolves the same every run).
+  The memories it produced are its user's ACTIVE memories afterwards.
+- An expected fact is *written* when one of those memories' text holds all its must-words
+  (write_corpus.mentions: whole words, any case). missed rate = facts not written / expected facts.
+- A `none` message is *spurious* when it produced any memory. spurious rate = spurious messages /
+  none messages.
+- Informational: *unmatched* memories, produced by fact messages but holding no expected fact's
+  must-words (an extra fact, or an expected one worded without its distinctive words).
+- A change pair: `before` dated CHANGE_FROM in session s1, `after` CHANGE_AFTER_DAYS later in
+  session s2. Then, as of now (selectors.scoping.valid_at: status, validity and belief time):
+  *new value current* when a current memory mentions after.must, *old value still current* when
+  a current memory mentions before.must; *recognised* when the new value is current and the old
+  is not (closed: superseded, invalidated or its validity ended). Also *new value written*: an
+  active memory mentions after.must, current or not. change recognition = recognised / pairs.
+
+Per family (messages) and per way of saying the change (pairs), for one split. Examples of what
+went wrong are kept for the dev split only: the test split is never read while tuning.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from memoryapp.evaluation import write_corpus
+
+WRITTEN_AT = datetime(2025, 6, 2, 10, tzinfo=UTC)
+CHANGE_FROM = WRITTEN_AT
+CHANGE_AFTER_DAYS = 30
+EXTRACTORS = ("rules", "llm")
+EXAMPLES = 40  # per kind of failure, dev split only
+
+
+class ExtractorUnavailable(ValueError):
+    """The LLM extractor was asked for without MEMORY_LLM_* configured."""
+
+
+def extractor_for(name: str):
+    """The extractor this run measures, chosen here rather than by settings.MEMORY_EXTRACTOR, so
+    that one process can measure both on the same data."""
+    from memoryapp import llm
+    from memoryapp.services.extract import get_extractor
+
+    if name not in EXTRACTORS:
+        raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}")
+    if name == "llm" and not llm.is_configured():
+        raise ExtractorUnavailable("the LLM extractor needs an endpoint: set MEMORY_LLM_BASE_URL (and "
+                                   "MEMORY_LLM_MODEL, MEMORY_LLM_API_KEY as the endpoint requires)")
+    return get_extractor(name)
+
+
+class _Writer:
+    """Fresh users of one throwaway organization, written to through the real write path."""
+
+    def __init__(self, organization, extractor):
+        from memoryapp.services.actors import ActorRef
+
+        self.organization, self.extractor = organization, extractor
+        self.actor = ActorRef.for_job("evaluation")
+        self.users = 0
+
+    def user(self):
+        from memoryapp.services.tenancy import user_create
+
+        self.users += 1
+        return user_create(organization=self.organization, external_id=f"eval-{self.users:05d}")
+
+    def send(self, user, text: str, at: datetime, session: str) -> None:
+        from memoryapp.services.extraction import episodes_extract
+        from memoryapp.services.ingest import MessageIn, episodes_ingest
+
+        result = episodes_ingest(organization=self.organization, user=user, actor=self.actor, session=session,
+                                 messages=[MessageIn("user", text, at)])
+        episodes_extract(episode_ids=[e.id for e in result.episodes], actor=self.actor, extractor=self.extractor)
+
+
+def _active_texts(user) -> list[str]:
+    from memoryapp.models import Memory
+
+    return list(Memory.objects.filter(user=user, status=Memory.Status.ACTIVE).values_list("text", flat=True))
+
+
+def _current_texts(user) -> list[str]:
+    from memoryapp.models import Memory
+    from memoryapp.selectors.scoping import valid_at
+
+    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path | None = None,
+        progress=None) -> dict:
+    """Missed, spurious and change recognition of `extractor` on the corpus' `split`."""
+    from memoryapp.models import Organization
+
+    if split not in write_corpus.SPLITS:
+        raise ValueError(f"unknown split {split!r}: choose one of {', '.join(write_corpus.SPLITS)}")
+    chosen = extractor_for(extractor)
+    folder = Path(corpus_dir) if corpus_dir else None
+    messages, pairs = write_corpus.messages(split, folder), write_corpus.changes(split, folder)
+    if not messages and not pairs:
+        raise ValueError(f"the corpus has no {split} items")
+    keep_examples = split == "dev"
+    organization = Organization.objects.create(name=f"eval-write-accuracy-{uuid.uuid4().hex[:12]}")
+    try:
+        writer = _Writer(organization, chosen)
+        total, done = len(messages) + len(pairs), 0
+        families: dict[str, Counter] = {}
+        examples: dict[str, list] = {"missed": [], "spurious": [], "unrecognised": []}
+        unmatched = 0
+        for message in messages:
+            user = writer.user()
+            writer.send(user, message.text, WRITTEN_AT, "s1")
+            texts = _active_texts(user)
+            counts = families.setdefault(message.family, Counter())
+            counts["messages"] += 1
+            if message.family == "none":
+                if texts:
+                    counts["spurious"] += 1
+                    if keep_examples:
+                        examples["spurious"].append({"id": message.id, "text": message.text, "written": texts})
+            else:
+                for fact in message.facts:
+                    counts["expected"] += 1
+                    if not any(write_corpus.mentions(t, fact.must) for t in texts):
+                        counts["missed"] += 1
+                        if keep_examples:
+                            examples["missed"].append({"id": message.id, "text": message.text,
+                                                       "must": list(fact.must), "written": texts})
+                unmatched += sum(1 for t in texts if not any(write_corpus.mentions(t, f.must) for f in message.facts))
+            done += 1
+            if progress:
+                progress(done, total)
+        ways: dict[str, Counter] = {}
+        for pair in pairs:
+            user = writer.user()
+            writer.send(user, pair.before, CHANGE_FROM, "s1")
+            writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
+            current, active = _current_texts(user), _active_texts(user)
+            new_current = any(write_corpus.mentions(t, pair.after_must) for t in current)
+            old_current = any(write_corpus.mentions(t, pair.before_must) for t in current)
+            counts = ways.setdefault(pair.way, Counter())
+            counts["pairs"] += 1
+            counts["new_written"] += any(write_corpus.mentions(t, pair.after_must) for t in active)
+            counts["new_current"] += new_current
+            counts["old_current"] += old_current
+            counts["recognised"] += new_current and not old_current
+            if keep_examples and not (new_current and not old_current):
+                examples["unrecognised"].append({"id": pair.id, "before": pair.before, "after": pair.after,
+                                                 "current": current})
+            done += 1
+            if progress:
+                progress(done, total)
+    finally:
+        organization.delete()
+    return _result(split=split, extractor=extractor, families=families, ways=ways, unmatched=unmatched,
+                   examples={kind: found[:EXAMPLES] for kind, found in examples.items()} if keep_examples else {})
+
+
+def _message_row(name: str, counts: Counter) -> dict:
+    return {"family": name, "messages": counts["messages"], "expected": counts["expected"],
+            "missed": counts["missed"], "missed_rate": _rate(counts["missed"], counts["expected"]),
+            "spurious": counts["spurious"]}
+
+
+def _change_row(name: str, counts: Counter) -> dict:
+    return {"way": name, "pairs": counts["pairs"], "recognised": counts["recognised"],
+            "recognised_rate": _rate(counts["recognised"], counts["pairs"]),
+            "new_written": counts["new_written"], "new_current": counts["new_current"],
+            "old_current": counts["old_current"]}
+
+
+def _result(*, split, extractor, families, ways, unmatched, examples) -> dict:
+    overall = sum(families.values(), Counter())
+    none = families.get("none", Counter())
+    changes = sum(ways.values(), Counter())
+    return {
+        "split": split, "extractor": extractor, "written_at": WRITTEN_AT.isoformat(),
+        "messages": overall["messages"], "expected": overall["expected"], "missed": overall["missed"],
+        "missed_rate": _rate(overall["missed"], overall["expected"]),
+        "none_messages": none["messages"], "spurious": none["spurious"],
+        "spurious_rate": _rate(none["spurious"], none["messages"]),
+        "unmatched_memories": unmatched,
+        "changes": {**_change_row("all", changes),
+                    "new_written_rate": _rate(changes["new_written"], changes["pairs"]),
+                    "old_current_rate": _rate(changes["old_current"], changes["pairs"])},
+        "families": [_message_row(name, families[name]) for name in sorted(families) if name != "none"],
+        "ways": [_change_row(name, ways[name]) for name in sorted(ways)],
+        "examples": examples,
+    }
+
+
+def table(result: dict) -> str:
+    """The printed report; its last line is machine-readable."""
+    changes = result["changes"]
+    lines = [
+        f"write accuracy: {result['split']} split, {result['extractor']} extractor, each message alone to a fresh "
+        f"user, dated {result['written_at'][:10]}",
+        f"  missed writes      {result['missed_rate']:6.1%}  ({result['missed']} of {result['expected']} expected "
+        f"facts in {result['messages'] - result['none_messages']} messages)",
+        f"  spurious writes    {result['spurious_rate']:6.1%}  ({result['spurious']} of {result['none_messages']} "
+        "messages that must yield nothing)",
+        f"  change recognised  {changes['recognised_rate']:6.1%}  ({changes['recognised']} of {changes['pairs']} "
+        f"pairs; new value written {changes['new_written']}, current {changes['new_current']}; old value still "
+        f"current {changes['old_current']})",
+        f"  unmatched memories from fact messages: {result['unmatched_memories']} (informational)",
+        "",
+        f"{'family':18} {'messages':>8} {'facts':>6} {'missed':>7} {'rate':>6}",
+    ]
+    for row in result["families"]:
+        lines.append(f"{row['family']:18} {row['messages']:8d} {row['expected']:6d} {row['missed']:7d} "
+                     f"{row['missed_rate']:6.0%}")
+    lines += ["", f"{'way of changing':18} {'pairs':>6} {'recognised':>10} {'rate':>6} {'new written':>11} "
+                  f"{'old current':>11}"]
+    for row in result["ways"]:
+        lines.append(f"{row['way']:18} {row['pairs']:6d} {row['recognised']:10d} {row['recognised_rate']:6.0%} "
+                     f"{row['new_written']:11d} {row['old_current']:11d}")
+    lines.append(f"write_accuracy split={result['split']} extractor={result['extractor']} "
+                 f"missed={result['missed_rate']:.3f} spurious={result['spurious_rate']:.3f} "
+                 f"changes_recognised={changes['recognised_rate']:.3f}")
+    return "\n".join(lines)

@@ -1,0 +1,92 @@
+"""`evaluate write-accuracy`: missed, spurious and change recognition on a tiny corpus through the
+real write path (real embedding model), stored as a job, printed, and shown on the Evaluation page."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memoryapp.evaluation import write_accuracy, write_corpus
+from memoryapp.jobs import job_execute
+from memoryapp.models import Job, Organization
+from memoryapp.services.jobs import job_create
+from tests.evaluation.corpus import fact, message, tiny_corpus, write
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return tiny_corpus(tmp_path / "corpus")
+
+
+def test_missed_spurious_and_changes_are_counted_as_defined(corpus):
+    result = write_accuracy.run(split="dev", extractor="rules", corpus_dir=corpus)
+
+    assert (result["split"], result["extractor"]) == ("dev", "rules")
+    assert (result["messages"], result["expected"], result["missed"]) == (5, 3, 1)
+    assert result["missed_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert (result["none_messages"], result["spurious"]) == (3, 1)
+    assert result["spurious_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    families = {row["family"]: row for row in result["families"]}
+    assert set(families) == {"home", "employer"}, "none is counted as spurious, not as a family of facts"
+    assert (families["home"]["missed"], families["employer"]["missed"], families["employer"]["expected"]) == (0, 1, 2)
+
+    changes = result["changes"]
+    assert (changes["pairs"], changes["recognised"], changes["recognised_rate"]) == (2, 1, 0.5)
+    assert (changes["new_written"], changes["old_current"]) == (1, 1)
+    ways = {row["way"]: row for row in result["ways"]}
+    assert ways["moved"]["recognised"] == 1 and ways["left_joined"]["recognised"] == 0
+    assert ways["left_joined"]["old_current"] == 1
+
+    examples = result["examples"]
+    assert [e["id"] for e in examples["missed"]] == ["t-m2"] and examples["missed"][0]["must"] == ["Zanzibar"]
+    assert [e["id"] for e in examples["spurious"]] == ["t-m3"]
+    assert not Organization.objects.filter(name__startswith="eval-write-accuracy").exists(), "cleaned up"
+
+
+def test_the_test_split_is_measured_alone_and_keeps_no_examples(corpus):
+    result = write_accuracy.run(split="test", extractor="rules", corpus_dir=corpus)
+    assert (result["messages"], result["expected"], result["missed"]) == (1, 1, 0)
+    assert result["changes"]["pairs"] == 0
+    assert result["examples"] == {}, "nothing of the test split is shown for tuning"
+
+
+def test_the_command_stores_a_job_and_prints_the_table(corpus, monkeypatch):
+    monkeypatch.setattr(write_corpus, "CORPUS_DIR", corpus)
+    out = io.StringIO()
+    call_command("evaluate", "write-accuracy", "--split", "dev", stdout=out)
+    printed = out.getvalue()
+    assert "dev split, rules extractor" in printed
+    assert "missed writes       33.3%  (1 of 3 expected facts in 2 messages)" in printed
+    assert "spurious writes     33.3%  (1 of 3 messages that must yield nothing)" in printed
+    assert "change recognised   50.0%  (1 of 2 pairs" in printed and "old value still current 1" in printed
+    assert "employer" in printed and "left_joined" in printed
+    assert printed.strip().splitlines()[-1] == ("write_accuracy split=dev extractor=rules missed=0.333 "
+                                                "spurious=0.333 changes_recognised=0.500")
+    job = Job.objects.get(kind="evaluate_write_accuracy")
+    assert job.status == Job.Status.SUCCEEDED and job.organization is None
+    assert job.params == {"split": "dev", "extractor": "rules"} and job.result["missed"] == 1
+
+
+def test_the_llm_extractor_is_refused_without_an_endpoint(settings):
+    settings.MEMORY_LLM_BASE_URL = ""
+    with pytest.raises(CommandError, match="MEMORY_LLM_BASE_URL"):
+        call_command("evaluate", "write-accuracy", "--extractor", "llm", stdout=io.StringIO())
+    assert not Job.objects.filter(kind="evaluate_write_accuracy").exists()
+
+
+def test_the_llm_extractor_is_a_parameter_of_the_run(tmp_path, endpoint, settings):
+    settings.MEMORY_EXTRACTOR = "rules"
+    folder = write(tmp_path / "llm", {"messages-t.dev.jsonl": [message("t-l1", "home", "I live in Porto.",
+                                                                         [fact(["Porto"])])]})
+    # The model says something else than the rules would: what is measured is the model's answer.
+    endpoint.answer_facts([{"text": "The user lives in Zanzibar.", "subject": "user", "attribute": "city",
+                            "value": "Zanzibar", "valid_from": "2025-06-02T10:00:00+00:00", "importance": 7,
+                            "confidence": 0.9, "relation": "state", "kind": "semantic", "episode_index": 0}])
+    job = job_create(kind="evaluate_write_accuracy", organization=None,
+                     params={"split": "dev", "extractor": "llm", "corpus_dir": str(folder)})
+    result = job_execute(job)
+    assert endpoint.requests, "the LLM was asked"
+    assert result["extractor"] == "llm" and result["missed"] == 1
+    assert settings.MEMORY_EXTRACTOR == "rules", "the configured extractor is left alone"
