@@ -340,16 +340,10 @@ def health_panel(runs: list[Job], organization_id) -> dict:
     chart = line_chart([(name, tone, points(key)) for name, tone, key in HEALTH_SERIES],
                        description="Contradiction rate and duplicate rate over time")
     latest = runs[-1].result
-    write = latest.get("write_accuracy") or {}
     figures = [("Contradiction rate", percent(float(latest["contradiction_rate"]), 1),
                 _count_of(latest, "contradicting_slots", "slots", "slots")),
                ("Duplicate rate", percent(float(latest["duplicate_rate"]), 1),
                 f"of {latest['sampled']:,} sampled memories" if "sampled" in latest else "")]
-    if write:
-        figures += [("Missed writes", percent(float(write["missed_rate"]), 1),
-                     _count_of(write, "missed", "expected", "labelled facts")),
-                    ("Spurious writes", percent(float(write["spurious_rate"]), 1),
-                     _count_of(write, "spurious", "written", "written"))]
     return {"chart": chart, "figures": figures, "latest": runs[-1],
             "legend": [(name, tone) for name, tone, _ in HEALTH_SERIES]}
 
