@@ -207,7 +207,7 @@ class MemoriesView(Api):
                 organization=user.organization, user=user, session=data["session"], project=project,
                 agent=principal.agent, actor=principal.actor,
                 messages=[MessageIn("assistant" if principal.agent else "user", data["text"],
-                                    data.get("valid_from"), {"via": "POST /api/v1/memories"})],
+                                    data.get("valid_from"), {"via": govern.STATEMENT_VIA})],
             )
             if result.paused:
                 return Response({"operations": [], "memory": None, "paused": True,

@@ -189,8 +189,18 @@ def _restates(memory: Memory, candidate) -> bool:
     return cosine >= RESTATEMENT_SIMILARITY
 
 
+# The metadata of the episode that records a memory an agent or user stated directly (POST
+# /api/v1/memories): that episode is the memory's own text, not a conversation it was drawn from.
+STATEMENT_VIA = "POST /api/v1/memories"
+
+
 def plan_memory_deletion(memory: Memory) -> DeletionPlan:
+    """The memory with its versions and what was derived only from them. Conversation episodes stay (the
+    user deletes a message on its own); an episode that is only the statement of these memories goes."""
     plan = DeletionPlan(target="memory", memories=_versions({memory.pk}))
+    statements = Episode.objects.filter(memory_links__memory_id__in=plan.memories, metadata__via=STATEMENT_VIA)
+    plan.episodes = set(statements.exclude(memory_links__memory__in=Memory.objects.exclude(pk__in=plan.memories))
+                        .values_list("id", flat=True))
     _close_over_derivatives(plan)
     return plan
 

@@ -193,3 +193,25 @@ def test_deletes_racing_ingests_of_the_same_user_never_fail_and_leave_a_consiste
                .annotate(n=Count("id")).filter(n__gt=1))
     assert not doubled.exists(), "one active value per slot"
     assert not memories.filter(supersedes__isnull=False).exclude(supersedes__user=F("user")).exists()
+
+
+def test_deleting_a_stated_memory_deletes_the_episode_that_records_its_text(acme_agent, acme):
+    from memoryapp.models import Episode
+
+    created = acme_agent.post("memories", {"user": "dana", "text": "Dana's bike is named Frindlewhomp."})
+    memory_id = created.body["memory"]["id"]
+    receipt = acme_agent.delete(f"memories/{memory_id}")
+    assert receipt.status_code == 200 and receipt.body["deleted"]["episodes"]["count"] == 1
+    assert not Episode.objects.filter(content__icontains="Frindlewhomp").exists()
+    assert "Frindlewhomp" not in acme_agent.get("episodes?user=dana").content.decode()
+
+
+def test_deleting_a_memory_drawn_from_a_conversation_keeps_the_message(acme_agent):
+    from memoryapp.models import Episode
+
+    acme_agent.post("episodes", {"user": "dana", "wait": True,
+                                 "messages": [{"role": "user", "content": "I live in Porto."}]})
+    memory = acme_agent.get("memories?user=dana&q=Porto").body["results"][0]
+    receipt = acme_agent.delete(f"memories/{memory['id']}")
+    assert receipt.body["deleted"]["episodes"]["count"] == 0
+    assert Episode.objects.filter(content="I live in Porto.").exists()

@@ -286,3 +286,19 @@ def test_a_secret_in_a_project_name_is_stored_redacted(acme, alice):
     assert response.status_code == 201
     names = list(Project.objects.filter(organization=acme).values_list("name", flat=True))
     assert names and not any("Tr0ub4dor" in name for name in names)
+
+
+def test_a_refusal_inside_the_organization_says_why(world):
+    org_memory = world["memories"]["org"]
+    api = world["clients"]["end_user"].patch(f"memories/{org_memory}", {"text": "The office never closes."})
+    assert api.body["error"]["code"] == "permission_denied"
+    assert api.body["error"]["message"] == "you may change only your own memories"
+    page = world["clients"]["end_user"].client.get(f"/memories/{org_memory}/delete/")
+    assert page.status_code == 403 and "You may change only your own memories." in page.content.decode()
+
+
+def test_a_login_form_without_its_csrf_cookie_gets_the_dashboards_page(db):
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/login/", {"username": "x", "password": "y"})
+    assert response.status_code == 403 and "This form has expired" in response.content.decode()
