@@ -36,9 +36,9 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.models import Count
 
-from memoryapp.evaluation.locomo import locomo_import, locomo_parse, turn_content
-from memoryapp.evaluation.metrics import ALL, CATEGORY_NAMES, RECALL_CATEGORIES, Retrieval, evidence_recall
-from memoryapp.models import EMBEDDING_DIM, Episode, Memory, Organization, User
+from memoryapp.evaluation.locomo import episode_retrievals, locomo_import_current
+from memoryapp.evaluation.metrics import ALL, CATEGORY_NAMES, evidence_recall
+from memoryapp.models import EMBEDDING_DIM, Memory, Organization, User
 from memoryapp.selectors import search
 from memoryapp.selectors.scoping import ALL_SCOPES, Principal, memories_of_parts
 from memoryapp.services.actors import ActorRef
@@ -389,27 +389,19 @@ def scale_bench(total: int, searches: int, compare_searches: int, seed: int, mai
 
 
 def locomo_store(path: Path) -> list:
-    """The conversations imported into LOCOMO_ORG: reused when every turn is there, embedded, with the
-    text the import makes now; imported afresh otherwise."""
-    conversations = locomo_parse(path)
-    organization = Organization.objects.filter(name=LOCOMO_ORG).first()
-    if organization is not None:
-        stored = {
-            (user, dia_id): content
-            for user, dia_id, content in Episode.objects.filter(
-                organization=organization, embedding__isnull=False
-            ).values_list("user__external_id", "metadata__dia_id", "content")
-        }
-        wanted = {(c.sample_id, t.dia_id): turn_content(t) for c in conversations for t in c.turns}
-        if stored == wanted:
-            say(f"  reusing the import in {LOCOMO_ORG}")
-            return locomo_import(organization=organization, path_or_data=path, actor=ActorRef.for_job("bench"))
-        organization.delete()
+    """The conversations imported into LOCOMO_ORG (evaluation.locomo.locomo_import_current)."""
     started = time.perf_counter()
-    organization = organization_get_or_create(name=LOCOMO_ORG)
-    imported = locomo_import(organization=organization, path_or_data=path, actor=ActorRef.for_job("bench"))
-    turns = sum(item.created for item in imported)
-    say(f"  imported {len(imported)} conversations, {turns} turns (embedded) in {time.perf_counter() - started:.1f} s")
+    imported, reused = locomo_import_current(
+        organization_name=LOCOMO_ORG, path_or_data=path, actor=ActorRef.for_job("bench")
+    )
+    if reused:
+        say(f"  reusing the import in {LOCOMO_ORG}")
+    else:
+        turns = sum(item.created for item in imported)
+        say(
+            f"  imported {len(imported)} conversations, {turns} turns (embedded) in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
     return imported
 
 
@@ -424,16 +416,9 @@ def locomo_bench(path: Path, ks: tuple[int, ...] = (1, 5, 10)) -> None:
     principal = Principal.for_agent(agent)
     retrievals, took = [], []
     for item in imported:
-        dia_id = {episode_id: dia for dia, episode_id in item.episode_ids.items()}
-        for question in item.conversation.questions:
-            if question.category not in RECALL_CATEGORIES or not question.evidence:
-                continue
-            result = search.search_episodes(
-                principal, user=item.user, params=search.SearchParams(query=question.text, k=max(ks), min_score=0)
-            )
-            took.append(result.took_ms)
-            retrieved = tuple(dia_id[hit.item.id] for hit in result.hits)
-            retrievals.append(Retrieval(question.category, retrieved, frozenset(question.evidence)))
+        conversation_retrievals, conversation_took = episode_retrievals(principal, item, k=max(ks))
+        retrievals += conversation_retrievals
+        took += conversation_took
     table = evidence_recall(retrievals, ks)
     header = f"  {'category':<16}{'questions':>10}" + "".join(f"{f'recall@{k}':>11}" for k in ks)
     say(header)

@@ -64,6 +64,14 @@ def _evaluate_write_accuracy(organization, actor, progress, split: str = "dev", 
     return run(split=split, extractor=extractor, corpus_dir=corpus_dir or None, progress=progress)
 
 
+def _evaluate_questions(organization, actor, progress, split: str = "dev", extractor: str = "rules",
+                        corpus_dir: str = "", questions_dir: str = "", **params) -> dict:
+    from memoryapp.evaluation.questions_eval import run
+
+    return run(split=split, extractor=extractor, corpus_dir=corpus_dir or None, questions_dir=questions_dir or None,
+               progress=progress)
+
+
 def _evaluate_locomo(organization, actor, progress, path: str = "", ks=(1, 5, 10), budget_tokens: int = 400,
                      **params) -> dict:
     """`path` is a LoCoMo-format JSON file (the dashboard stores an upload under the data folder)."""
@@ -121,6 +129,7 @@ JOBS: dict[str, Callable] = {
     "evaluate_changing_facts": _evaluate_changing_facts,
     "evaluate_locomo": _evaluate_locomo,
     "evaluate_write_accuracy": _evaluate_write_accuracy,
+    "evaluate_questions": _evaluate_questions,
 }
 MAINTENANCE = ("consolidate", "summarize", "decay", "expire_sessions", "requeue")
 

@@ -148,10 +148,29 @@ class SearchIn(StrictSerializer):
                                    min_length=1)
     as_of = AwareDateTime(required=False)
     known_at = AwareDateTime(required=False)
-    min_score = serializers.FloatField(min_value=-1, max_value=1, required=False)
-    mmr_lambda = serializers.FloatField(min_value=0, max_value=1, required=False)
-    weights = Weights(required=False)
-    explain = serializers.BooleanField(required=False, default=False)
+    min_score = serializers.FloatField(
+        min_value=-1, max_value=1, required=False,
+        help_text="The least `score` a result may have; nothing above it: abstained. Same scale as `score`: the "
+                  "relevance, a cosine (-1..1) between the question and the memory with the user's name taken out "
+                  "of both, plus at most 0.03 of recency and importance at the default weights. Default "
+                  "SEARCH_MIN_RELEVANCE (0.35).",
+    )
+    mmr_lambda = serializers.FloatField(
+        min_value=0, max_value=1, required=False,
+        help_text="Diversification (1: none). It chooses which results come back, never their order: results "
+                  "are in `score` order (episodes: in `components.fused` order, see `ordered_by`).",
+    )
+    weights = Weights(
+        required=False,
+        help_text="score = relevance * weights.relevance + 0.03 * (recency * weights.recency + importance * "
+                  "weights.importance), recency and importance scaled 0..1 over the candidates: at the default "
+                  "(1, 0.5, 0.5) they only break near-ties of relevance.",
+    )
+    explain = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Every component (cosine, fused rank value, ranks in both legs, scaled values) and "
+                  "`searched_as`, the question as searched (first person rewritten to the user's name).",
+    )
 
 
 class ContextIn(SearchIn):

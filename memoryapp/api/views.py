@@ -12,8 +12,9 @@ from rest_framework.views import APIView
 from memoryapp.api import serializers as s
 from memoryapp.api.auth import HasPermissionFor, principal_of
 from memoryapp.api.pagination import NewestFirst
-from memoryapp.models import Episode, Memory, MemoryEvent
+from memoryapp.models import Memory, MemoryEvent
 from memoryapp.selectors.context import context_assemble
+from memoryapp.selectors.listing import memories_listed
 from memoryapp.selectors.ranking import Weights
 from memoryapp.selectors.scoping import (
     episode_visible,
@@ -22,19 +23,16 @@ from memoryapp.selectors.scoping import (
     memory_visible,
     project_visible,
     scoped_episodes,
-    scoped_memories,
     user_visible,
-    valid_at,
 )
 from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
 from memoryapp.services import govern
 from memoryapp.services.access import access_record
-from memoryapp.services.apply import MemoryDraft, candidate_apply
-from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.ingest import IdempotencyConflict, MessageIn, episodes_ingest, extraction_job_for
 from memoryapp.services.jobs import job_create, job_enqueue
-from memoryapp.services.tenancy import project_for_write, scope_for_write, user_for_write
+from memoryapp.services.statements import statement_remember
+from memoryapp.services.tenancy import project_for_write, user_for_write
 
 
 class Api(APIView):
@@ -74,6 +72,7 @@ def search_response(view: Api, search, item_name: str, item_json, *, endpoint: s
                      "components": h.components if data["explain"] else {k: h.components[k] for k in brief}}
                     for h in result.hits],
         "abstained": result.abstained, "took_ms": result.took_ms,
+        "ordered_by": result.ordered_by, **({"searched_as": result.searched_as} if data["explain"] else {}),
     })
 
 
@@ -198,40 +197,12 @@ class MemoriesView(Api):
     @extend_schema(request=s.MemoryCreateIn, responses={201: dict})
     def post(self, request):
         data = self.valid(s.MemoryCreateIn, request.data)
-        principal = self.principal
-        with transaction.atomic():
-            scope_for_write(principal, data["scope"])
-            user = user_for_write(principal, data["user"])
-            project = project_for_write(principal, data["project"], user=user)
-            result = episodes_ingest(
-                organization=user.organization, user=user, session=data["session"], project=project,
-                agent=principal.agent, actor=principal.actor,
-                messages=[MessageIn("assistant" if principal.agent else "user", data["text"],
-                                    data.get("valid_from"), {"via": govern.STATEMENT_VIA})],
-            )
-            if result.paused:
-                return Response({"operations": [], "memory": None, "paused": True,
-                                 "message": f"memory writing is paused for {user.external_id}; nothing was stored"})
-            episode = result.episodes[0]
-            Episode.objects.filter(pk=episode.pk).update(extraction=Episode.Extraction.DONE)
-            candidate = Candidate(
-                text=episode.content, subject=(data["subject"] or user.external_id).lower(),
-                attribute=data["attribute"], value=data["value"], valid_from=episode.occurred_at,
-                importance=data["importance"], confidence=0.9, kind=data["kind"],
-            )
-            draft = MemoryDraft(
-                organization=user.organization, user=user, text=episode.content, embedding=episode.embedding,
-                subject=candidate.subject if candidate.attribute else "", attribute=candidate.attribute,
-                value=candidate.value, cardinality=candidate.cardinality, kind=candidate.kind, scope=data["scope"],
-                project_id=project.id if project else None, session=data["session"], importance=candidate.importance,
-                confidence=candidate.confidence, valid_from=episode.occurred_at, sources=[episode],
-                provenance=Memory.Provenance.AGENT_INFERRED if principal.agent else Memory.Provenance.USER_STATED,
-                agent_id=principal.agent.id if principal.agent else None,
-            )
-            operations = candidate_apply(candidate=candidate, draft=draft, actor=principal.actor)
-        memory = Memory.objects.get(pk=operations[-1].memory_id)
-        return Response({"operations": [o.as_dict() for o in operations], "memory": s.memory_json(memory)},
-                        status=status.HTTP_201_CREATED)
+        result = statement_remember(self.principal, **data)
+        if result.paused:
+            return Response({"operations": [], "memory": None, "paused": True,
+                             "message": f"memory writing is paused for {result.user.external_id}; nothing was stored"})
+        return Response({"operations": [o.as_dict() for o in result.operations],
+                         "memory": s.memory_json(result.memory)}, status=status.HTTP_201_CREATED)
 
     @extend_schema(
         operation_id="memories_list",
@@ -242,20 +213,11 @@ class MemoriesView(Api):
     def get(self, request):
         principal = self.principal
         params = self.valid(MemoryListQuery, request.query_params.dict())
-        user = user_visible(principal, params["user"]) if params.get("user") else None
-        memories = scoped_memories(principal, user=user, scopes=[params["scope"]] if params.get("scope") else
-                                   Memory.Scope.values, session=params.get("session", ""),
-                                   all_sessions=not params.get("session"))
-        if params.get("status"):
-            memories = memories.filter(status=params["status"])
-        else:
-            memories = valid_at(memories, as_of=params.get("as_of"), known_at=params.get("known_at"))
-        if params.get("kind"):
-            memories = memories.filter(kind=params["kind"])
-        if params.get("q"):
-            memories = memories.filter(text__icontains=params["q"])
+        name = params.pop("user", None)
+        user = user_visible(principal, name) if name else None
+        memories = memories_listed(principal, user=user, **params)
         paginator = NewestFirst("recorded_at")
-        page = paginator.paginate_queryset(memories.select_related("user", "project"), request, view=self)
+        page = paginator.paginate_queryset(memories, request, view=self)
         return paginator.get_paginated_response([s.memory_json(m) for m in page])
 
 
@@ -273,6 +235,20 @@ class MemoryListQuery(s.serializers.Serializer):
     as_of = s.AwareDateTime(required=False)
     known_at = s.AwareDateTime(required=False)
     q = s.Text(max_length=200, required=False)
+
+
+WITH_SOURCES = OpenApiParameter(
+    "with_sources", bool,
+    description="true (also 1, yes, on): also delete the messages (episodes) the memory and its versions came "
+                "from, with what else only they support, as DELETE /episodes/{id} would; afterwards episode "
+                "search cannot return them. The preview then lists them under `deleted.episodes` and the other "
+                "memories they take or rebuild. false (0, no, off) or absent: the messages stay, listed in "
+                "`sources_kept`. Messages of other users always stay. Anything else is refused with 400.",
+)
+
+
+class MemoryDeletionQuery(s.serializers.Serializer):
+    with_sources = s.serializers.BooleanField(required=False, default=False)
 
 
 class MemoryView(Api):
@@ -294,12 +270,20 @@ class MemoryView(Api):
             raise Conflict(str(exc)) from exc
         return Response(s.memory_json(corrected, detail=True))
 
-    @extend_schema(parameters=[PREVIEW], responses={200: dict})
+    @extend_schema(parameters=[PREVIEW, WITH_SOURCES], responses={200: dict})
     def delete(self, request, memory_id):
         principal = self.principal
         memory = memory_changeable(principal, memory_id)
-        return preview_or_delete(request, lambda: govern.plan_memory_deletion(memory),
-                                 lambda: govern.memory_delete(memory=memory, actor=principal.actor))
+        # Read as strictly as `preview`, and before it: a misspelt "yes" read as "no" would keep the
+        # messages an agent can still quote, and a preview would show the other plan.
+        given = request.query_params.get("with_sources")
+        query = MemoryDeletionQuery(data={} if given is None else {"with_sources": given.strip().lower()})
+        query.is_valid(raise_exception=True)
+        with_sources = query.validated_data["with_sources"]
+        return preview_or_delete(
+            request, lambda: govern.plan_memory_deletion(memory, with_sources=with_sources),
+            lambda: govern.memory_delete(memory=memory, actor=principal.actor, with_sources=with_sources),
+        )
 
 
 def _history(memory: Memory) -> dict:

@@ -22,10 +22,13 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from memoryapp.evaluation.metrics import RECALL_CATEGORIES, Retrieval
 from memoryapp.models import Episode, Organization, User
+from memoryapp.selectors.scoping import Principal
+from memoryapp.selectors.search import SearchParams, search_episodes
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.ingest import MessageIn, episodes_ingest
-from memoryapp.services.tenancy import user_get_or_create_for_agent
+from memoryapp.services.tenancy import organization_get_or_create, user_get_or_create_for_agent
 
 # Sessions carry a minute-resolution date only; spacing the turns keeps their order in occurred_at.
 SECONDS_PER_TURN = 5
@@ -191,3 +194,46 @@ def locomo_import(
         with transaction.atomic():
             imported.append(_import_one(organization=organization, conversation=conversation, actor=actor))
     return imported
+
+
+def locomo_import_current(
+    *, organization_name: str, path_or_data: str | Path | list | dict, actor: ActorRef
+) -> tuple[list[ImportedConversation], bool]:
+    """The conversations imported into the organization named `organization_name`, and whether the
+    stored import was reused: it is when every turn is there, embedded, with the text the import makes
+    now; otherwise the organization is deleted and everything imported afresh. For benchmarks, which
+    import once and search many times."""
+    conversations = locomo_parse(path_or_data)
+    organization = Organization.objects.filter(name=organization_name).first()
+    if organization is not None:
+        stored = {
+            (user, dia_id): content
+            for user, dia_id, content in Episode.objects.filter(
+                organization=organization, embedding__isnull=False
+            ).values_list("user__external_id", "metadata__dia_id", "content")
+        }
+        wanted = {(c.sample_id, t.dia_id): turn_content(t) for c in conversations for t in c.turns}
+        if stored == wanted:
+            return locomo_import(organization=organization, path_or_data=path_or_data, actor=actor), True
+        organization.delete()
+    organization = organization_get_or_create(name=organization_name)
+    return locomo_import(organization=organization, path_or_data=path_or_data, actor=actor), False
+
+
+def episode_retrievals(
+    principal: Principal, item: ImportedConversation, *, k: int, **search_options
+) -> tuple[list[Retrieval], list[float]]:
+    """What selectors.search.search_episodes retrieves (as turn ids, best first) for each question of the
+    recall categories with evidence, within the question's own conversation, with every turn of any
+    relevance (min_score 0); and each search's took_ms. `search_options`: search_episodes' tunables."""
+    dia_id = {episode_id: dia for dia, episode_id in item.episode_ids.items()}
+    retrievals, took = [], []
+    for question in item.conversation.questions:
+        if question.category not in RECALL_CATEGORIES or not question.evidence:
+            continue
+        params = SearchParams(query=question.text, k=k, min_score=0)
+        result = search_episodes(principal, user=item.user, params=params, **search_options)
+        took.append(result.took_ms)
+        retrieved = tuple(dia_id[hit.item.id] for hit in result.hits)
+        retrievals.append(Retrieval(question.category, retrieved, frozenset(question.evidence)))
+    return retrievals, took

@@ -29,12 +29,15 @@ class Scored:
     score: float = 0.0
 
 
-def reciprocal_rank_fusion(*rankings: Sequence[object], k: int = RRF_K) -> dict[object, float]:
-    """Fused score per key: the sum over rankings of 1 / (k + rank), rank starting at 1."""
+def reciprocal_rank_fusion(
+    *rankings: Sequence[object], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> dict[object, float]:
+    """Fused score per key: the sum over rankings of weight / (k + rank), rank starting at 1 (weights:
+    one per ranking, 1 each by default)."""
     fused: dict[object, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, key in enumerate(ranking, start=1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
     return fused
 
 
@@ -55,7 +58,8 @@ def _min_max(values: Sequence[float]) -> list[float]:
 
 
 def score(candidates: list[Scored], weights: Weights) -> list[Scored]:
-    """Min-max scale each component over the candidates, then take the weighted sum; best first."""
+    """Min-max scale each component over the candidates, then take the weighted sum; best first.
+    Not the read path's rule (relevance_first): the changing-facts table compares it as a policy."""
     if not candidates:
         return []
     columns = {
@@ -67,29 +71,45 @@ def score(candidates: list[Scored], weights: Weights) -> list[Scored]:
     return sorted(candidates, key=lambda c: c.score, reverse=True)
 
 
-def maximal_marginal_relevance(
-    ranked: list[Scored], vectors: dict[object, np.ndarray], query: np.ndarray, *, k: int, lambda_: float
-) -> list[Scored]:
-    """Pick k, trading score against similarity to what is already picked (lambda 1 = score only).
+# The read path's rule (DESIGN 4.4): relevance first. Recency and importance only break near-ties:
+# together they add at most TIE_BREAK (in cosine units, at the default weights) to a result's
+# relevance, so a result more than TIE_BREAK less relevant than another is never ranked above it.
+# 0.03 is about the cosine gap between two phrasings of the same answer with the real model.
+TIE_BREAK = 0.03
 
-    Redundancy is a cosine, so the score is first put on the same scale: mapped linearly onto
-    the range of the candidates' cosine similarity to the query. Without this, min-max scaled
-    scores spread far wider than cosines and near-duplicates would never be penalized enough.
-    """
-    if lambda_ >= 1.0 or len(ranked) <= 1:
+
+def relevance_first(candidates: list[Scored], weights: Weights, *, tie_break: float = TIE_BREAK) -> list[Scored]:
+    """score = weights.relevance * relevance + tie_break * (weights.recency * recency + weights.importance
+    * importance), recency and importance min-max scaled over the candidates; best first. With the
+    default weights (1, 0.5, 0.5) the score is the relevance plus at most `tie_break`: the same scale as
+    the relevance (a cosine), so one threshold (min_score) reads on both."""
+    if not candidates:
+        return []
+    columns = {name: _min_max([getattr(c, name) for c in candidates]) for name in ("recency", "importance")}
+    for i, candidate in enumerate(candidates):
+        candidate.scaled = {"relevance": candidate.relevance} | {name: values[i] for name, values in columns.items()}
+        bonus = weights.recency * candidate.scaled["recency"] + weights.importance * candidate.scaled["importance"]
+        candidate.score = weights.relevance * candidate.relevance + tie_break * bonus
+    return sorted(candidates, key=lambda c: c.score, reverse=True)
+
+
+def maximal_marginal_relevance(
+    ranked: list[Scored], vectors: dict[object, np.ndarray], *, k: int, lambda_: float
+) -> list[Scored]:
+    """Choose k, trading score against similarity to what is already chosen (lambda 1 = score only),
+    and give them back in score order: diversification decides which results come back, never
+    their order, so results always read in the order of the score they show. The score is on the
+    cosine scale (relevance_first), as the redundancy is."""
+    if lambda_ >= 1.0 or len(ranked) <= k:
         return ranked[:k]
-    cosines = [float(vectors[c.key] @ query) for c in ranked]
-    low, high = min(cosines), max(cosines)
-    scaled = _min_max([c.score for c in ranked])
-    relevance = {c.key: low + (high - low) * s for c, s in zip(ranked, scaled, strict=True)}
     remaining, picked = list(ranked), []
     while remaining and len(picked) < k:
 
         def marginal(candidate: Scored) -> float:
             redundancy = max((float(vectors[candidate.key] @ vectors[p.key]) for p in picked), default=0.0)
-            return lambda_ * relevance[candidate.key] - (1 - lambda_) * redundancy
+            return lambda_ * candidate.score - (1 - lambda_) * redundancy
 
         best = max(remaining, key=marginal)
         picked.append(best)
         remaining.remove(best)
-    return picked
+    return sorted(picked, key=lambda c: c.score, reverse=True)

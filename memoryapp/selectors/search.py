@@ -15,13 +15,14 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
-from django.db.models import BinaryField, BooleanField, F, Func, QuerySet, Value
+from django.db.models import BinaryField, BooleanField, F, Func, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 from psycopg import Pipeline
 
 from memoryapp import embeddings
 from memoryapp.models import Episode, Memory, Project, User
+from memoryapp.selectors.questions import NameNeutral, mentions, name_words, subject_names, third_person
 from memoryapp.selectors.ranking import (
     RRF_K,
     Scored,
@@ -29,7 +30,7 @@ from memoryapp.selectors.ranking import (
     maximal_marginal_relevance,
     recency,
     reciprocal_rank_fusion,
-    score,
+    relevance_first,
 )
 from memoryapp.selectors.scoping import (
     ALL_SCOPES,
@@ -45,6 +46,9 @@ MAX_QUERY_TERMS = 32
 # the words miss) while the other is noise there. A small fusion constant keeps each leg's first
 # few ranks ahead of both legs' middling agreement (LoCoMo evidence recall@5: 0.54 at 60, 0.61 at 5).
 EPISODE_RRF_K = 5
+EPISODE_LEXICAL_WEIGHT = 1.0  # the word leg's weight in the episodes' fusion (the meaning leg's: 1)
+EPISODE_NEIGHBOUR_WEIGHT = 0.0  # the share of a turn's fused score its neighbours get (_with_neighbours)
+EPISODE_POOL: int | None = None  # candidates per leg; None: as for memories (_search)
 HNSW_MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 
 
@@ -57,7 +61,8 @@ class SearchParams:
     project: Project | None = None
     as_of: datetime | None = None
     known_at: datetime | None = None
-    min_score: float | None = None  # cosine below which a candidate is not relevant (abstention)
+    # the least score a result may have (abstention); the score's scale: relevance_first
+    min_score: float | None = None
     mmr_lambda: float | None = None
     weights: Weights | None = None
     include_archived: bool = False
@@ -75,6 +80,10 @@ class SearchResult:
     hits: list[Hit]
     abstained: bool
     took_ms: float
+    # what the hits are ordered by: "score" (memories), or "fused" (episodes: the rank fusion of the
+    # meaning and word legs, shown as components["fused"]; `score` is then the relevance alone)
+    ordered_by: str = "score"
+    searched_as: str = ""  # the query as searched (first person rewritten)
 
 
 @dataclass
@@ -87,8 +96,9 @@ class Legs:
     vector: np.ndarray
 
 
-def query_terms(query: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", query.lower())[:MAX_QUERY_TERMS]
+def query_terms(query: str, *, without: set[str] = frozenset()) -> list[str]:
+    """The query's search words, less `without` (the user's name: every memory of theirs has it)."""
+    return [term for term in re.findall(r"[a-z0-9]+", query.lower()) if term not in without][:MAX_QUERY_TERMS]
 
 
 def _any_term(terms: list[str]) -> SearchQuery:
@@ -272,25 +282,58 @@ def _vector_from_binary(data) -> np.ndarray | None:
     return vector / (np.linalg.norm(vector) or 1.0)
 
 
+@dataclass(frozen=True)
+class _Question:
+    """A query as the search reads it: the text embedded, its search words, and the names whose
+    direction carries no relevance (questions.NameNeutral)."""
+
+    text: str
+    terms: list[str]
+    neutral: NameNeutral
+
+
+def _question(query: str, user: User | None, *, first_person: bool) -> _Question:
+    """`first_person`: rewrite the user's first person to their name (memories are written in the third
+    person; episodes are the user's own words, searched as written)."""
+    if user is None:  # across users: no one subject to take out
+        return _Question(text=query, terms=query_terms(query), neutral=NameNeutral.of(()))
+    names = subject_names(user)
+    text = third_person(query, names[0]) if first_person else query
+    # Episodes name the user seldom: their names are taken out only when the question names them.
+    neutral = NameNeutral.of(names if first_person or mentions(query, names) else ())
+    return _Question(text=text, terms=query_terms(text, without=name_words(names)), neutral=neutral)
+
+
 def _search(
     queryset: QuerySet,
     params: SearchParams,
+    question: _Question,
     started: float,
     *,
     last_used: str,
     importance: str | None,
     default_weights: Weights,
     rrf_k: int = RRF_K,
+    lexical_weight: float = 1.0,
+    pool: int | None = None,
+    expand: Callable[[dict], dict] | None = None,
+    order_by_fusion: bool = False,
     parts: list[QuerySet] | None = None,
 ) -> SearchResult:
     """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
-    recency and importance (None: no importance). `parts`: as in candidate_legs."""
-    pool = max(params.k * 4, settings.SEARCH_CANDIDATES)
+    recency and importance (None: no importance). `parts`: as in candidate_legs. `order_by_fusion`:
+    rank by the fusion of the two legs (episodes), not by score (memories). `lexical_weight`: the word
+    leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates per leg (default: 4k, at
+    least SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with more candidates
+    (_with_neighbours)."""
+    pool = pool or max(params.k * 4, settings.SEARCH_CANDIDATES)
     legs = candidate_legs(
-        queryset, lambda: embeddings.encode_one(params.query), query_terms(params.query), pool, parts=parts
+        queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts
     )
     vector = legs.vector
-    fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k)
+    fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k, weights=(1.0, lexical_weight))
+    if expand is not None:
+        fused = expand(fused)
     # Every fused id came out of `queryset`, so the rows are fetched by primary key alone: repeating
     # the scope's filter here made the planner intersect it with the key lookup (2 ms for nothing).
     # Only what scoring needs is read for all candidates; whole rows only for the hits.
@@ -301,7 +344,10 @@ def _search(
         importance or Value(0.0),
         Func(F("embedding"), function="vector_send", output_field=BinaryField()),
     )
-    facts = {pk: (used, float(weight), _vector_from_binary(data)) for pk, used, weight, data in columns}
+    facts = {}
+    for pk, used, weight, data in columns:
+        stored = _vector_from_binary(data)
+        facts[pk] = (used, float(weight), None if stored is None else question.neutral(stored))
     # A row without a vector (an episode stored before ingest embedded) has no cosine: its word match is the evidence.
     cosine = {pk: None if fact[2] is None else float(fact[2] @ vector) for pk, fact in facts.items()}
     min_score = settings.SEARCH_MIN_RELEVANCE if params.min_score is None else params.min_score
@@ -309,18 +355,22 @@ def _search(
     candidates = [
         Scored(
             key=pk,
-            relevance=fused[pk],
+            relevance=1.0 if cosine[pk] is None else cosine[pk],  # found by a rare word alone: relevant
             recency=recency((now - facts[pk][0]).total_seconds() / 3600, settings.SEARCH_RECENCY_DECAY),
             importance=facts[pk][1],
         )
         for pk in fused  # fused order, so that ties stay deterministic
-        if pk in facts and (cosine[pk] is None or cosine[pk] >= min_score)
+        if pk in facts
     ]
-    ranked = score(candidates, params.weights or default_weights)
+    ranked = [c for c in relevance_first(candidates, params.weights or default_weights) if c.score >= min_score]
+    if order_by_fusion:
+        ranked.sort(key=lambda c: fused[c.key], reverse=True)
     mmr_lambda = settings.SEARCH_MMR_LAMBDA if params.mmr_lambda is None else params.mmr_lambda
     unembedded = np.zeros_like(vector)  # similar to nothing: never counted as redundant
     vectors = {pk: unembedded if fact[2] is None else fact[2] for pk, fact in facts.items()}
-    picked = maximal_marginal_relevance(ranked, vectors, vector, k=params.k, lambda_=mmr_lambda)
+    picked = maximal_marginal_relevance(ranked, vectors, k=params.k, lambda_=mmr_lambda)
+    if order_by_fusion:
+        picked.sort(key=lambda c: fused[c.key], reverse=True)
     items = model.objects.in_bulk([c.key for c in picked])
     dense_rank = {pk: rank for rank, (pk, _) in enumerate(legs.dense, start=1)}
     lexical_rank = {pk: rank for rank, pk in enumerate(legs.lexical, start=1)}
@@ -331,6 +381,7 @@ def _search(
             components={
                 "relevance": round(c.relevance, 6),
                 "cosine": None if cosine[c.key] is None else round(cosine[c.key], 6),
+                "fused": round(fused[c.key], 6),
                 "dense_rank": dense_rank.get(c.key),
                 "lexical_rank": lexical_rank.get(c.key),
                 "recency": round(c.recency, 6),
@@ -340,7 +391,38 @@ def _search(
         )
         for c in picked
     ]
-    return SearchResult(hits=hits, abstained=not hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
+    return SearchResult(
+        hits=hits, abstained=not hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
+        ordered_by="fused" if order_by_fusion else "score", searched_as=question.text,
+    )
+
+
+def _with_neighbours(episodes: QuerySet, fused: dict, weight: float) -> dict:
+    """The fused scores with each candidate's neighbours in its session (the turns just before and just
+    after it, within the search's scope) raised to at least `weight` times the candidate's score. A turn
+    often answers only with its neighbour's words ("It's been great for my mental health." after "How is
+    the running going?"): the match is the neighbour, the answer the turn. Neighbours are the next rows
+    in time of the same user (the owner-time index: one probe each), kept when of the same session."""
+    if not weight or not fused:
+        return fused
+    nearby = episodes.filter(user_id=OuterRef("user_id"))
+    before = nearby.filter(occurred_at__lt=OuterRef("occurred_at")).order_by("-occurred_at")
+    after = nearby.filter(occurred_at__gt=OuterRef("occurred_at")).order_by("occurred_at")
+    rows = Episode.objects.filter(pk__in=list(fused)).values_list(
+        "pk",
+        "session",
+        Subquery(before.values("pk")[:1]),
+        Subquery(before.values("session")[:1]),
+        Subquery(after.values("pk")[:1]),
+        Subquery(after.values("session")[:1]),
+    )
+    bonus: dict = {}
+    for pk, session, *neighbours in rows:
+        for neighbour, neighbour_session in zip(neighbours[::2], neighbours[1::2], strict=True):
+            if neighbour is not None and neighbour_session == session:
+                bonus[neighbour] = max(bonus.get(neighbour, 0.0), weight * fused[pk])
+    order = [*fused, *(pk for pk in bonus if pk not in fused)]  # fused order first: ties stay deterministic
+    return {pk: max(fused.get(pk, 0.0), bonus.get(pk, 0.0)) for pk in order}
 
 
 def memory_parts_for_question(
@@ -363,6 +445,7 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         memories_of_parts(parts),
         params,
+        _question(params.query, user, first_person=True),
         started,
         parts=parts,
         last_used="last_accessed_at",
@@ -371,9 +454,23 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
     )
 
 
-def search_episodes(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
-    """The raw archive, for questions no extracted fact answers: relevance only by default, and no
-    diversification unless asked (turns are seldom restatements; dropping a near neighbour loses evidence)."""
+def search_episodes(
+    principal: Principal,
+    *,
+    user: User | None,
+    params: SearchParams,
+    rrf_k: int = EPISODE_RRF_K,
+    lexical_weight: float = EPISODE_LEXICAL_WEIGHT,
+    pool: int | None = EPISODE_POOL,
+    neighbour_weight: float = EPISODE_NEIGHBOUR_WEIGHT,
+) -> SearchResult:
+    """The raw archive, for questions no extracted fact answers: ranked by the fusion of the meaning and
+    word legs unless weights are asked for (a rare word at the top of the word leg is often the answer
+    where its cosine is middling), min_score on the relevance, and no diversification unless asked (turns
+    are seldom restatements; dropping a near neighbour loses evidence). Searched as written: episodes are
+    the user's own first-person words; the user's name, when the question has it, carries no relevance.
+    `rrf_k`, `lexical_weight`, `pool` and `neighbour_weight`: the fusion's tunables (see _search and
+    _with_neighbours), for bench/locomo_loo.py."""
     started = time.perf_counter()
     episodes = scoped_episodes(principal, user=user)
     if params.session:
@@ -387,9 +484,14 @@ def search_episodes(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         episodes,
         params,
+        _question(params.query, user, first_person=False),
         started,
         last_used="occurred_at",
         importance=None,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),
-        rrf_k=EPISODE_RRF_K,
+        rrf_k=rrf_k,
+        lexical_weight=lexical_weight,
+        pool=pool,
+        expand=functools.partial(_with_neighbours, episodes, weight=neighbour_weight) if neighbour_weight else None,
+        order_by_fusion=params.weights is None,  # asked-for weights rank by score, as for memories
     )

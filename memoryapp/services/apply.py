@@ -3,6 +3,7 @@ Single-valued slots are locked so concurrent writers never leave two active valu
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organiz
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.gate import redact_labelled
-from memoryapp.services.judge import Decision, judge
+from memoryapp.services.judge import Decision, judge, needs_history
 from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
@@ -59,6 +60,7 @@ class MemoryDraft:
     status: str = Memory.Status.ACTIVE
     status_reason: str = ""
     valid_from: datetime | None = None
+    valid_to: datetime | None = None  # a plan's end, or where a value put into the slot's past ends
     sources: Sequence[Episode] = field(default_factory=list)
     agent_id: UUID | None = None
     redacted: list[str] = field(default_factory=list)  # kinds of secret taken out, for the REDACT event
@@ -153,6 +155,8 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
         status=draft.status,
         status_reason=draft.status_reason,
         valid_from=draft.valid_from or now,
+        valid_to=draft.valid_to,
+        valid_to_recorded_at=now if draft.valid_to else None,
         recorded_at=now,
         last_accessed_at=now,
         embedding=draft.embedding,
@@ -208,7 +212,7 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
 
 def complemented(text: str, value: str, more_text: str, more_subject: str, more_value: str) -> tuple[str, str]:
     """(text, value) of a memory complemented by a statement: "Sam is vegetarian; eats eggs."."""
-    return (f"{text.rstrip('.')}; {_lower_first(_without_subject(more_text, more_subject))}",
+    return (f"{text.rstrip('.')}; {_lower_first(_without_subject(more_text, more_subject, text))}",
             f"{value}; {more_value}" if value else more_value)
 
 
@@ -222,10 +226,59 @@ def memory_close(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason:
     memory.save(update_fields=["status", "valid_to", "valid_to_recorded_at", "status_reason"])
 
 
+def memory_add_to_history(
+    *, draft: MemoryDraft, within: Memory | None, until: Memory, actor: ActorRef, reason: str
+) -> Memory:
+    """A value that held before the current one (an older message imported late): it joins the slot's
+    past from its own date until the next known value (`until`) begins, and the value it falls
+    `within`, if any, now ends where it begins. Recorded now, so a question about what was believed
+    before today does not see it."""
+    if within is not None:
+        memory_close(memory=within, valid_to=draft.valid_from, actor=actor, reason=f"{draft.attribute} changed")
+    draft.status, draft.status_reason = Memory.Status.SUPERSEDED, reason
+    draft.valid_to = until.valid_from
+    memory = memory_add(draft=draft, actor=actor, reason=reason, supersedes=within)
+    until.supersedes = memory  # the chain of values stays in world-time order
+    until.save(update_fields=["supersedes"])
+    return memory
+
+
 def memory_supersede(*, old: Memory, draft: MemoryDraft, actor: ActorRef, reason: str) -> Memory:
     memory_close(memory=old, valid_to=draft.valid_from or timezone.now(), actor=actor, reason=reason)
     draft.valid_from = old.valid_to
+    companions_close(old=old, actor=actor, reason=reason, said_now=draft.sources)
     return memory_add(draft=draft, actor=actor, reason=reason, op=Op.SUPERSEDE, supersedes=old)
+
+
+_VALUE_WORD = re.compile(r"[^\W_]+")
+_VALUE_FILLER = frozenset({"a", "an", "the", "of", "in", "at", "to", "for", "and", "with", "my", "not"})
+
+
+def companions_close(*, old: Memory, actor: ActorRef, reason: str, said_now: Sequence[Episode] = ()) -> None:
+    """End what was written beside `old` from the same words and says its value too. A rule fills the
+    slot ("employer: Vodafone") and the general path keeps the rest of the sentence unslotted ("The user
+    works at Vodafone in the customer care team.", unslotted or in a neighbouring slot such as job): when
+    the slot's value is replaced, that sentence would otherwise keep saying the old value is current.
+    Only memories of the same subject in another slot (the slot's other values are its own business),
+    from one of `old`'s episodes, naming every word of its value, and starting no later than it (an
+    older statement never ends a newer one; same episodes, so the same provenance as `old`), never one
+    written from the replacing statement itself (`said_now`: "moved from Lyon to Marseille")."""
+    words = {w for w in _VALUE_WORD.findall(old.value.lower()) if w not in _VALUE_FILLER}
+    if not words:
+        return
+    episodes = MemorySource.objects.filter(memory=old).values("episode_id")
+    beside = (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id,
+                                    project_id=old.project_id, subject=old.subject,
+                                    status=Memory.Status.ACTIVE, valid_from__lte=old.valid_from,
+                                    sources__in=episodes)
+              .exclude(attribute=old.attribute).exclude(sources__in=[e.id for e in said_now])
+              .defer("embedding").distinct())
+    for memory in beside:
+        if words <= set(_VALUE_WORD.findall(memory.text.lower())):
+            memory_close(memory=memory, valid_to=old.valid_to, actor=actor,
+                         reason=f"{reason} (said with the old value)")
+            event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                         user_id=memory.user_id, reason=f"{reason}: said with the old value {old.value!r}"[:300])
 
 
 def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_siblings: bool = True) -> list[UUID]:
@@ -259,9 +312,22 @@ def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_sibl
     return flagged
 
 
-def _without_subject(text: str, subject: str) -> str:
+def _without_subject(text: str, subject: str, joined_to: str = "") -> str:
+    """The statement without the words naming its subject, which the memory it joins already starts
+    with: "Maria eats eggs." joining "Maria is vegetarian." (texts name the user by their name or as
+    "the user", not by `subject`, their id)."""
     name = subject.capitalize()
-    return text[len(name) + 1 :] if subject and text.startswith(name + " ") else text
+    if subject and text.startswith(name + " "):
+        return text[len(name) + 1 :]
+    words, known = text.split(" "), joined_to.split(" ")
+    shared = 0
+    while shared < min(len(words), len(known)) - 1 and words[shared] == known[shared]:
+        word, before = words[shared], words[shared - 1] if shared else ""
+        # A name ("Mary Jane"), "the user", or whose someone is ("the user's sister").
+        if not (word[:1].isupper() or (before.lower() == "the" and word.startswith("user")) or before.endswith("'s")):
+            break
+        shared += 1
+    return " ".join(words[shared:]) if shared else text
 
 
 def _lower_first(text: str) -> str:
@@ -297,6 +363,7 @@ def draft_from_candidate(
         status=status,
         status_reason=status_reason,
         valid_from=candidate.valid_from,
+        valid_to=candidate.valid_to,
         sources=sources,
         session=session,
         agent_id=agent_id,
@@ -348,6 +415,17 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     # The judge never reads a vector, and parsing each loaded row's 384 floats was a tenth of extraction.
     active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE).defer("embedding")
     slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
+    # A plan whose day has passed is no longer a value of the slot: the same plan later is a new one.
+    slot = [m for m in slot if m.valid_to is None or m.valid_to > candidate.valid_from]
+    history = []
+    if candidate.attribute and needs_history(candidate, slot):
+        # Rare (an older statement arriving late), so read only then: the slot's past still believed.
+        history = list(
+            Memory.objects.filter(**owner, subject=draft.subject, attribute=candidate.attribute,
+                                  status=Memory.Status.SUPERSEDED, expired_at__isnull=True, valid_to__isnull=False)
+            .defer("embedding")
+            .order_by("valid_from")
+        )
     if candidate.attribute:
         similar = []
     else:
@@ -363,7 +441,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         else []
     )
     decision = judge(
-        candidate, slot=slot, similar=similar, session_recent=session_recent, provenance=draft.provenance
+        candidate, slot=slot, similar=similar, session_recent=session_recent, provenance=draft.provenance,
+        history=history, session=draft.session,
     )
     return decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
 
@@ -374,6 +453,10 @@ def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDra
         return []
     if candidate.relation == "negate" and decision.op in (Op.SUPERSEDE, Op.QUARANTINE):
         draft.value = f"not {draft.value}"  # what ends the old value is that it stopped being true
+    if decision.op == Op.ADD and decision.until is not None:
+        memory = memory_add_to_history(draft=draft, within=target, until=decision.until, actor=actor,
+                                       reason=decision.reason)
+        return [Operation(Op.ADD, memory.id, decision.reason)]
     if decision.op == Op.ADD:
         memory = memory_add(draft=draft, actor=actor, reason=decision.reason)
         return [Operation(Op.ADD, memory.id, decision.reason)]
@@ -393,10 +476,18 @@ def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDra
         new = memory_supersede(old=target, draft=draft, actor=actor, reason=decision.reason)
         return [Operation(Op.SUPERSEDE, new.id, decision.reason)]
     assert decision.op == Op.INVALIDATE, f"unknown operation {decision.op!r}"
+    was_history = target.status == Memory.Status.SUPERSEDED
     memory_invalidate(memory=target, actor=actor, reason=decision.reason)
     operations = [Operation(Op.INVALIDATE, target.id, decision.reason)]
     if decision.also_add:
         draft.valid_from = min(draft.valid_from or target.valid_from, target.valid_from)
-        memory = memory_add(draft=draft, actor=actor, reason=decision.reason)
+        if was_history:  # a value of the past corrected: the right one takes its place in the timeline
+            draft.status, draft.status_reason = Memory.Status.SUPERSEDED, target.status_reason
+            draft.valid_to = target.valid_to
+        memory = memory_add(draft=draft, actor=actor, reason=decision.reason,
+                            supersedes=target.supersedes if was_history else None)
+        if was_history:
+            Memory.objects.filter(supersedes=target, status__in=[Memory.Status.ACTIVE, Memory.Status.SUPERSEDED]) \
+                .update(supersedes=memory)
         operations.append(Operation(Op.ADD, memory.id, decision.reason))
     return operations

@@ -12,11 +12,12 @@ from uuid import UUID
 from django.db import transaction
 
 from memoryapp import embeddings
-from memoryapp.models import Episode, Memory
+from memoryapp.models import Episode, Memory, User
 from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, draft_from_candidate, events_batched
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
+from memoryapp.services.extract.grammar import THE_USER, readable_name
 from memoryapp.services.gate import looks_like_instruction
 from memoryapp.services.ingest import episodes_embed
 from memoryapp.services.locks import user_lock
@@ -39,7 +40,13 @@ def episodes_extract(
         .order_by("user_id", "session", "occurred_at", "received_at")
     )
     conversations = [list(group) for _, group in groupby(pending, key=lambda e: (e.user_id, e.session))]
-    found = [_candidates(conversation, extractor) for conversation in conversations]
+    # One look-up for all users; a name said in one conversation names them in the next.
+    names = users_display_names({e.user_id: e.user for e in pending}.values())
+    found = []
+    for conversation in conversations:
+        user = conversation[0].user
+        found.append(_candidates(conversation, extractor, name=names[user.pk]))
+        names[user.pk] = _name_given(found[-1], user, conversation) or names[user.pk]
     episodes_embed(pending)  # ingest embeds them: only episodes stored before it did lack a vector
     # One batch for all conversations' candidates (per-conversation batches ran at two thirds of the rate).
     vectors = iter(embeddings.encode([c.text for candidates in found for c in candidates]))
@@ -64,11 +71,53 @@ def episode_candidates(episode: Episode, *, excluded: Collection[UUID] = ()) -> 
     (episodes being deleted): services.govern rebuilds a memory from the sources that remain."""
     context = [e for e in _session_context(episode) if e.pk not in excluded]
     inputs = [EpisodeInput(e.content, e.occurred_at, e.source, e.session) for e in [*context, episode]]
+    name = user_display_name(episode.user)
     return [
         replace(candidate, episode_index=0)
-        for candidate in get_extractor().extract(inputs, subject=episode.user.external_id)
+        for candidate in get_extractor().extract(inputs, subject=episode.user.external_id, name=name)
         if candidate.episode_index == len(context)
     ]
+
+
+def user_display_name(user: User) -> str:
+    """How new memory texts call the user. What they said about themselves wins ("my name is Maria":
+    they know best, and it is what they will be called in conversation), then the display name an
+    admin set (services.tenancy.user_display_name_set, kept in `first_name`), then the external id when
+    it reads as a name ("sam" -> "Sam"), else "the user": an email address or an opaque id
+    ("usr_7f3a9c21") is an account key, never a name. Memories already written keep their text."""
+    return users_display_names([user])[user.pk]
+
+
+def users_display_names(users: Iterable[User]) -> dict[UUID, str]:
+    """user_display_name of each user, in one query."""
+    users = list(users)
+    stated: dict[UUID, str] = {}
+    if users:
+        names = Memory.objects.filter(
+            organization_id__in={user.organization_id for user in users},
+            user__in=users,
+            attribute="name",
+            status=Memory.Status.ACTIVE,
+            provenance__in=[Memory.Provenance.USER_STATED, Memory.Provenance.USER_CORRECTED],
+        ).order_by("valid_from")
+        subjects = {user.pk: user.external_id.lower() for user in users}
+        for user_id, subject, value in names.values_list("user_id", "subject", "value"):
+            if subject == subjects[user_id]:  # the user's own name, not their sister's
+                stated[user_id] = value
+    return {
+        user.pk: stated.get(user.pk) or user.first_name.strip() or readable_name(user.external_id) or THE_USER
+        for user in users
+    }
+
+
+def _name_given(candidates: list[Candidate], user: User, conversation: list[Episode]) -> str:
+    """The name the user gave themselves in this conversation's own turns, if any."""
+    for candidate in reversed(candidates):
+        own_turn = conversation[candidate.episode_index].source == "user"
+        if (candidate.attribute, candidate.subject.lower()) == ("name", user.external_id.lower()) and own_turn \
+                and candidate.relation in ("state", "change", "correct"):
+            return candidate.value
+    return ""
 
 
 def _session_context(first: Episode) -> list[Episode]:
@@ -84,13 +133,13 @@ def _session_context(first: Episode) -> list[Episode]:
     return list(reversed(earlier))
 
 
-def _candidates(episodes: list[Episode], extractor: Extractor) -> list[Candidate]:
+def _candidates(episodes: list[Episode], extractor: Extractor, *, name: str) -> list[Candidate]:
     """One conversation's candidates, `episode_index` counted within `episodes`."""
     context = _session_context(episodes[0])
-    inputs = [EpisodeInput(e.content, e.occurred_at, e.source, e.session) for e in [*context, *episodes]]
+    inputs = [EpisodeInput(e.content, e.occurred_at, e.source, e.session, e.embedding) for e in [*context, *episodes]]
     return [
         replace(candidate, episode_index=candidate.episode_index - len(context))
-        for candidate in extractor.extract(inputs, subject=episodes[0].user.external_id)
+        for candidate in extractor.extract(inputs, subject=episodes[0].user.external_id, name=name)
         if candidate.episode_index >= len(context)
     ]
 

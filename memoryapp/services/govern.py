@@ -61,6 +61,9 @@ class DeletionPlan:
     # support: rewritten from those alone. Their ids are in `recompute` too.
     rebuilt: dict[UUID, Rebuilt] = field(default_factory=dict)
     sources_unlinked: int = 0  # memories that keep other sources and lose only the deleted one
+    # A memory's deletion: the messages it came from that this plan keeps (episode search still finds
+    # them); plan_memory_deletion(with_sources=True) deletes the user's own ones too.
+    sources_kept: set[UUID] = field(default_factory=set)
 
     def as_dict(self) -> dict:
         return {
@@ -71,6 +74,7 @@ class DeletionPlan:
             },
             "recomputed": sorted(map(str, self.recompute)),
             "sources_unlinked": self.sources_unlinked,
+            "sources_kept": {"count": len(self.sources_kept), "ids": sorted(map(str, self.sources_kept))},
         }
 
 
@@ -194,21 +198,44 @@ def _restates(memory: Memory, candidate) -> bool:
 STATEMENT_VIA = "POST /api/v1/memories"
 
 
-def plan_memory_deletion(memory: Memory) -> DeletionPlan:
-    """The memory with its versions and what was derived only from them. Conversation episodes stay (the
-    user deletes a message on its own); an episode that is only the statement of these memories goes."""
-    plan = DeletionPlan(target="memory", memories=_versions({memory.pk}))
-    statements = Episode.objects.filter(memory_links__memory_id__in=plan.memories, metadata__via=STATEMENT_VIA)
-    plan.episodes = set(statements.exclude(memory_links__memory__in=Memory.objects.exclude(pk__in=plan.memories))
-                        .values_list("id", flat=True))
-    _close_over_derivatives(plan)
+MEMORY_WITH_SOURCES = "memory_with_sources"  # the plan's and the receipt's target: a memory and its messages
+
+
+def plan_memory_deletion(memory: Memory, *, with_sources: bool = False) -> DeletionPlan:
+    """The memory with its versions and what was derived only from them; an episode that is only the
+    statement of these memories goes too. Conversation messages they came from stay (`sources_kept`)
+    unless `with_sources`: then the user's own ones go as well, whole, with what else they alone
+    support, exactly as deleting each of them would (plan_episode_deletion), so that episode search
+    cannot quote the fact back either. Messages of other users stay: this deletion is authorized for
+    the memory's user, and runs under that user's lock."""
+    versions = _versions({memory.pk})
+    sources = Episode.objects.filter(memory_links__memory_id__in=versions).distinct()
+    if not with_sources:
+        plan = DeletionPlan(target="memory", memories=versions)
+        statements = sources.filter(metadata__via=STATEMENT_VIA)
+        plan.episodes = set(statements.exclude(memory_links__memory__in=Memory.objects.exclude(pk__in=plan.memories))
+                            .values_list("id", flat=True))
+        _close_over_derivatives(plan)
+    else:
+        own = sources.filter(user_id=memory.user_id) if memory.user_id else Episode.objects.none()
+        plan = DeletionPlan(target=MEMORY_WITH_SOURCES, memories=versions,
+                            episodes=set(own.values_list("id", flat=True)))
+        _close_over_episodes(plan)
+    plan.sources_kept = set(sources.values_list("id", flat=True)) - plan.episodes
     return plan
+
+
+def _close_over_episodes(plan: DeletionPlan) -> None:
+    """What deleting `plan.episodes` takes with it besides `plan.memories`: memories only they support,
+    memories they helped write (rebuilt), and what was derived from either."""
+    _close_over_sources(plan, Memory.objects.filter(source_links__episode__in=plan.episodes)
+                        .exclude(pk__in=plan.memories))
+    _close_over_derivatives(plan)
 
 
 def plan_episode_deletion(episode: Episode) -> DeletionPlan:
     plan = DeletionPlan(target="episode", episodes={episode.pk})
-    _close_over_sources(plan, Memory.objects.filter(source_links__episode=episode))
-    _close_over_derivatives(plan)
+    _close_over_episodes(plan)
     return plan
 
 
@@ -287,13 +314,14 @@ def _memory_rebuild(memory: Memory, rebuilt: Rebuilt, *, actor: ActorRef) -> Non
 
 # The target is looked up again under the lock: a concurrent deletion may have taken it meanwhile, and
 # then the answer is the 404 a later request would get.
-def memory_delete(*, memory: Memory, actor: ActorRef) -> DeletionReceipt:
+def memory_delete(*, memory: Memory, actor: ActorRef, with_sources: bool = False) -> DeletionReceipt:
+    """See plan_memory_deletion; `with_sources` deletes the messages it came from too."""
     with transaction.atomic():
         user_lock(user_id=memory.user_id)
         if not Memory.objects.filter(pk=memory.pk).exists():
             raise Http404("no such memory")
-        return deletion_execute(plan_memory_deletion(memory), organization=memory.organization, actor=actor,
-                                user_id=memory.user_id)
+        return deletion_execute(plan_memory_deletion(memory, with_sources=with_sources),
+                                organization=memory.organization, actor=actor, user_id=memory.user_id)
 
 
 def episode_delete(*, episode: Episode, actor: ActorRef) -> DeletionReceipt:

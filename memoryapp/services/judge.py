@@ -33,6 +33,9 @@ class Decision:
     reason: str
     also_add: bool = False  # INVALIDATE of a wrong fact followed by the corrected one
     link_source: bool = True  # NOOP: append the candidate's episodes to the target's sources
+    # ADD into a slot's past: the value that follows the candidate in world time, whose start ends it;
+    # `target`, if any, is the value it falls within, which now ends where the candidate begins.
+    until: Memory | None = None
 
 
 def normalize(value: str) -> str:
@@ -51,12 +54,19 @@ def judge(
     similar: list[tuple[Memory, float]],
     session_recent: list[Memory],
     provenance: str,
+    history: list[Memory] | None = None,
+    session: str = "",
 ) -> Decision:
     """`slot`: active memories with the candidate's subject and attribute (newest last);
     `similar`: (memory, cosine) of the most similar active memories in scope;
     `session_recent`: active memories written from this session, newest last (for retractions);
-    `provenance`: the candidate's provenance class (untrusted_source for web, tool and document content)."""
-    decision = _judge_meaning(candidate, slot=slot, similar=similar, session_recent=session_recent)
+    `provenance`: the candidate's provenance class (untrusted_source for web, tool and document content);
+    `history`: the single-valued slot's superseded values still believed, by `valid_from` (needed
+    when the candidate is dated before the current value: see needs_history);
+    `session`: the session the candidate was said in."""
+    decision = _judge_meaning(
+        candidate, slot=slot, similar=similar, session_recent=session_recent, history=history or [], session=session
+    )
     if provenance == Memory.Provenance.UNTRUSTED_SOURCE:
         return held_to_the_user(decision)
     return decision
@@ -71,7 +81,7 @@ def held_to_the_user(decision: Decision) -> Decision:
     target = decision.target
     if target is None or target.provenance not in USER_PROVENANCE:
         return decision
-    if decision.op in OVERRIDING_OPS:
+    if decision.op in OVERRIDING_OPS or decision.until is not None:  # cutting a user's value short overrides it
         # Names the slot, never the user's text: deleting that memory must not leave its words here.
         about = f"the {target.attribute} " if target.attribute else "a memory "
         return Decision(Op.QUARANTINE, target, f"untrusted content conflicts with {about}the user stated")
@@ -81,15 +91,31 @@ def held_to_the_user(decision: Decision) -> Decision:
     return decision
 
 
+def needs_history(candidate: Candidate, slot: list[Memory]) -> bool:
+    """Whether judging the candidate reads the slot's past: a value dated before the current one's start."""
+    return (
+        candidate.cardinality == "single"
+        and candidate.relation in ("state", "change", "correct")
+        and bool(slot)
+        and candidate.valid_from < slot[-1].valid_from
+    )
+
+
 def _judge_meaning(
-    candidate: Candidate, *, slot: list[Memory], similar: list[tuple[Memory, float]], session_recent: list[Memory]
+    candidate: Candidate,
+    *,
+    slot: list[Memory],
+    similar: list[tuple[Memory, float]],
+    session_recent: list[Memory],
+    history: list[Memory],
+    session: str,
 ) -> Decision:
     if candidate.relation == "retract":
         return _judge_retraction(candidate, session_recent)
     if not candidate.attribute:
         return _judge_unstructured(candidate, similar)
     value = normalize(candidate.value)
-    same_value = [m for m in slot if value in value_parts(m) or normalize(m.value) == value]
+    same_value = [m for m in slot if _same_value(m, value)]
 
     if candidate.relation == "negate":
         target = same_value[-1] if same_value else (slot[-1] if slot and candidate.cardinality == "single" else None)
@@ -97,23 +123,57 @@ def _judge_meaning(
             return Decision("", None, f"nothing known about {candidate.attribute} to end")
         return Decision(Op.SUPERSEDE, target, f"{candidate.attribute} stopped being true")
 
-    if same_value:
-        return Decision(Op.NOOP, same_value[-1], f"{candidate.attribute} already known; source appended")
-
     if candidate.cardinality == "multi":
+        # The same plan on another day is another plan: "dentist appointment" on the 3rd and on the 14th.
+        same_value = [m for m in same_value if m.valid_to == candidate.valid_to]
+        if same_value:
+            return Decision(Op.NOOP, same_value[-1], f"{candidate.attribute} already known; source appended")
         if candidate.relation == "correct" and slot:
             return Decision(Op.INVALIDATE, slot[-1], f"{candidate.attribute} corrected by the user", also_add=True)
+        if candidate.relation == "change" and slot and candidate.valid_from > slot[-1].valid_from:
+            # "I switched to Italian": extractors mark a change in a many-valued slot only when the
+            # words say a value was replaced (services.extract.general), so the latest one ends.
+            return Decision(Op.SUPERSEDE, slot[-1], f"{candidate.attribute} replaced")
         return Decision(Op.ADD, None, f"new {candidate.attribute}")
 
     current = slot[-1] if slot else None
     if current is None:
         return Decision(Op.ADD, None, f"first value for {candidate.attribute}")
+    if same_value and (candidate.valid_from >= current.valid_from or candidate.relation not in ("state", "change")):
+        return Decision(Op.NOOP, current, f"{candidate.attribute} already known; source appended")
+    if candidate.relation == "correct" and session and current.session == session:
+        # "Actually, Porto, not Braga": the user corrects what they said in this session, whatever its date.
+        return Decision(Op.INVALIDATE, current, f"{candidate.attribute} corrected", also_add=True)
+    if needs_history(candidate, slot):
+        return _judge_past(candidate, value, current=current, history=history)
     if candidate.relation == "refine":
         return Decision(Op.UPDATE, current, f"{candidate.attribute} complemented")
-    if candidate.relation == "correct" or candidate.valid_from <= current.valid_from:
-        # A value that holds from before the current one began means the current one was wrong.
+    if candidate.relation == "correct" or candidate.valid_from == current.valid_from:
+        # Two values for the same moment: the later word is the user's correction.
         return Decision(Op.INVALIDATE, current, f"{candidate.attribute} corrected", also_add=True)
     return Decision(Op.SUPERSEDE, current, f"{candidate.attribute} changed")
+
+
+def _same_value(memory: Memory, value: str) -> bool:
+    return value in value_parts(memory) or normalize(memory.value) == value
+
+
+def _judge_past(candidate: Candidate, value: str, *, current: Memory, history: list[Memory]) -> Decision:
+    """A single value dated before the current one began (an old message imported, "in 2019 I lived in
+    Lisbon") says what held then, not that the current value is wrong: it joins the slot's history, so
+    that statements imported in any order give the same timeline. Only a correction in the session of
+    the value it corrects (judged before this) ends a newer value."""
+    timeline = sorted([*history, current], key=lambda m: m.valid_from)
+    at = candidate.valid_from
+    within = next((m for m in reversed(timeline) if m.valid_from <= at and (m.valid_to is None or at < m.valid_to)),
+                  None)
+    following = next(m for m in timeline if m.valid_from > at)  # the current value at least
+    attribute = candidate.attribute
+    if within is not None and _same_value(within, value):
+        return Decision(Op.NOOP, within, f"{attribute} already known for that time; source appended")
+    if within is not None and (candidate.relation == "correct" or within.valid_from == at):
+        return Decision(Op.INVALIDATE, within, f"{attribute} at that time corrected", also_add=True)
+    return Decision(Op.ADD, within, f"earlier {attribute}, kept as history", until=following)
 
 
 def _judge_retraction(candidate: Candidate, session_recent: list[Memory]) -> Decision:

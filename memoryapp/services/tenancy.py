@@ -160,6 +160,15 @@ def user_invite(*, user: User, username: str) -> str:
     return password
 
 
+def user_display_name_set(*, user: User, display_name: str) -> None:
+    """The name an admin gives the user for memory texts ("Maria lives in Madrid."), kept in
+    AbstractUser's `first_name`; "" clears it. A name the user states themselves still wins
+    (services.extraction.user_display_name). Only new memories use it: texts already written stay."""
+    name = redacted(" ".join(display_name.split()))[:150]  # stored text: a pasted secret never reaches it
+    user.first_name = name
+    user.save(update_fields=["first_name"])
+
+
 def user_password_set(*, user: User, password: str) -> None:
     """The user's own password (validated by the caller's form); a one-time password is then spent.
     Sessions elsewhere end: they were opened with the old password."""

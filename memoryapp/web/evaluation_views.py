@@ -41,6 +41,7 @@ EVALUATION_KINDS = {
     "evaluate_locomo": "LoCoMo recall and ladder",
     "evaluate_changing_facts": "Changing facts",
     "evaluate_write_accuracy": "Write accuracy",
+    "evaluate_questions": "Questions",
     "metrics": "Store metrics",
 }
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -50,7 +51,7 @@ CHANGING_FACTS_SEEDS = 5
 CHANGING_FACTS_KS = [1, 3, 5]
 CHANGING_FACTS_QUOTED_SPLIT = "test"  # the split nothing is tuned on
 # Runs made in a throwaway organization: a store-wide run serves every organization's page.
-STORE_WIDE_KINDS = ("evaluate_changing_facts", "evaluate_write_accuracy")
+STORE_WIDE_KINDS = ("evaluate_changing_facts", "evaluate_write_accuracy", "evaluate_questions")
 METRICS_POINTS = 200  # hourly snapshots: about a week of history
 RECENT_RUNS = 15
 # The reference shares at k = 1 the panel quotes next to the measured table.
@@ -92,6 +93,17 @@ def latest_write_accuracy(organization_id) -> list[Job]:
             job = runs.filter(params__split=split, params__extractor=extractor).order_by("-finished_at").first()
             if job:
                 found.append(job)
+    return found
+
+
+def latest_questions(organization_id) -> list[Job]:
+    """The latest question-set run of each split, test (the quoted one) first."""
+    runs = _succeeded("evaluate_questions").filter(_own_or_store_wide(organization_id))
+    found = []
+    for split in sorted(SPLITS, key=lambda name: name != "test"):
+        job = runs.filter(params__split=split).order_by("-finished_at").first()
+        if job:
+            found.append(job)
     return found
 
 
@@ -396,6 +408,35 @@ def _write_accuracy_row(result: dict) -> dict:
     }
 
 
+def questions_panel(runs: list[Job]) -> list[dict]:
+    """One row per stored question-set run (split and extractor), with per-person and per-family details."""
+    return [{"job": job, "split": job.params.get("split", "?"), "extractor": job.params.get("extractor", "?"),
+             "result": _readable(_questions_row, job.result)} for job in runs]
+
+
+def _questions_row(result: dict) -> dict:
+    answerable, never = result["answerable"], result["unanswerable"]
+    return {
+        "recall_at_1": percent(float(answerable["recall_at_1"]), 1),
+        "recall_at_5": percent(float(answerable["recall_at_5"]), 1),
+        "asked": f"{answerable['questions']:,}",
+        "wrong_abstention": percent(float(answerable["wrong_abstention"]), 1),
+        "wrong_of": f"{answerable['abstained']:,} of {answerable['questions']:,}",
+        "correct_abstention": percent(float(never["correct_abstention"]), 1),
+        "correct_of": f"{never['abstained']:,} of {never['asks']:,}",
+        "written_of": f"{result['written']:,} of {result['facts']:,}", "write_missed": result["write_missed"],
+        "users": result["users"],
+        "persons": [{"person": person, **row, "r1": percent(float(row["recall_at_1"])),
+                     "r5": percent(float(row["recall_at_5"])), "wrong": percent(float(row["wrong_abstention"])),
+                     "correct": percent(float(never["persons"][person]["correct_abstention"]))}
+                    for person, row in answerable["persons"].items()],
+        "families": [{**row, "r1": percent(float(row["recall_at_1"])), "r5": percent(float(row["recall_at_5"])),
+                      "wrong": percent(float(row["wrong_abstention"]))} for row in result["families"]],
+        "unanswerable_families": [{**row, "correct": percent(float(row["correct_abstention"]))}
+                                  for row in result["unanswerable_families"]],
+    }
+
+
 def _readable(builder, *args) -> dict | None:
     """A panel from a stored result, or None (the panel says so) when its shape is not one we draw."""
     try:
@@ -420,6 +461,11 @@ def job_summary(job: Job) -> str:
             return (f"{result['split']} split, {result['extractor']} extractor: missed "
                     f"{percent(result['missed_rate'])}, spurious {percent(result['spurious_rate'])}, "
                     f"changes recognised {percent(result['changes']['recognised_rate'])}")
+        if job.kind == "evaluate_questions":
+            return (f"{result['split']} split: recall@1 {percent(result['answerable']['recall_at_1'])}, "
+                    f"@5 {percent(result['answerable']['recall_at_5'])}, wrong abstention "
+                    f"{percent(result['answerable']['wrong_abstention'])}, correct abstention "
+                    f"{percent(result['unanswerable']['correct_abstention'])}")
         if job.kind == "metrics":
             return (f"contradiction {percent(result['contradiction_rate'], 1)}, "
                     f"duplicates {percent(result['duplicate_rate'], 1)}")
@@ -510,6 +556,7 @@ def _page_context(request, upload_form: LocomoUploadForm | None = None) -> dict:
         "changing_split": CHANGING_FACTS_QUOTED_SPLIT,
         "changing_dev": changing_dev and job_summary(changing_dev),
         "write_accuracy": write_accuracy_panel(latest_write_accuracy(organization_id)),
+        "questions": questions_panel(latest_questions(organization_id)),
     }
     if context["is_admin"]:
         context |= {**_runs_context(request), "upload_form": upload_form or LocomoUploadForm(),
@@ -588,6 +635,23 @@ def evaluation_write_accuracy(request):
     split, extractor = form.cleaned_data["split"], form.cleaned_data["extractor"]
     run_job_now("evaluate_write_accuracy", None, split=split, extractor=extractor)
     messages.success(request, f"Write-accuracy run queued: {split} split, {extractor} extractor.")
+    return _after_start(request)
+
+
+class QuestionsForm(forms.Form):
+    split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
+
+
+@admin_required
+@require_POST
+def evaluation_questions(request):
+    form = QuestionsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(error for errors in form.errors.values() for error in errors))
+        return _after_start(request)
+    split = form.cleaned_data["split"]
+    run_job_now("evaluate_questions", None, split=split, extractor="rules")
+    messages.success(request, f"Question-set run queued: {split} split.")
     return _after_start(request)
 
 

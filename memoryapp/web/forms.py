@@ -40,7 +40,9 @@ class MemoryFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search",
                         widget=forms.TextInput(attrs={"placeholder": "Ask like an agent would: what does Sam eat?",
                                                       "type": "search"}))
-    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Memory.Kind.choices])
+    # "facts" and "summaries" are web.queries.KIND_GROUPS; My memories opens on "facts".
+    kind = forms.ChoiceField(required=False, choices=[("facts", "Facts"), ("summaries", "Summaries"),
+                                                      ("", "Facts and summaries"), *Memory.Kind.choices])
     scope = forms.ChoiceField(required=False, choices=[("", "Any scope"), *Memory.Scope.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
     agent = forms.ModelChoiceField(required=False, queryset=Agent.objects.none(), empty_label="Any agent")

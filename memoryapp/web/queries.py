@@ -42,10 +42,18 @@ QUEUED_JOB_FRESH_FOR = timedelta(minutes=10)
 # --- memory lists ---------------------------------------------------------------------------
 
 
+# Kind filters beyond the single kinds: a summary restates the facts it was built from, so a list
+# shows either the facts ("facts", My memories' default) or the summaries, never both by default.
+KIND_GROUPS = {
+    "facts": (Memory.Kind.SEMANTIC, Memory.Kind.PROCEDURAL),
+    "summaries": (Memory.Kind.SUMMARY, Memory.Kind.REFLECTION),
+}
+
+
 @dataclass(frozen=True)
 class MemoryFilters:
     query: str = ""
-    kind: str = ""
+    kind: str = ""  # one Memory.Kind, or a key of KIND_GROUPS
     scope: str = ""
     status: str = ""
     agent: Agent | None = None
@@ -69,7 +77,9 @@ def _with_list_columns(memories: QuerySet[Memory]) -> QuerySet[Memory]:
 
 
 def _filtered(memories: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
-    if filters.kind:
+    if filters.kind in KIND_GROUPS:
+        memories = memories.filter(kind__in=KIND_GROUPS[filters.kind])
+    elif filters.kind:
         memories = memories.filter(kind=filters.kind)
     if filters.status:
         memories = memories.filter(status=filters.status)
@@ -248,6 +258,36 @@ def deletion_preview(principal: Principal, plan: govern.DeletionPlan) -> Deletio
         memories=list(visible.filter(pk__in=plan.memories).order_by("valid_from")),
         recomputed=list(visible.filter(pk__in=plan.recompute).order_by("recorded_at")),
         episodes=list(scoped_episodes(principal).filter(pk__in=plan.episodes)),
+    )
+
+
+@dataclass
+class SourcesOffer:
+    """What deleting a memory's messages as well (govern.plan_memory_deletion with_sources) adds to its
+    deletion, as the viewer may see it."""
+
+    messages: list[Episode]  # the messages that would go too
+    also_deleted: list[Memory]  # other memories only those messages support
+    also_rebuilt: list[Memory]  # other memories and summaries they helped write, rebuilt from what remains
+    kept: int  # messages of other users, which stay either way
+
+    @property
+    def suggested(self) -> bool:
+        """Offered checked when the messages carry nothing else that is remembered: then deleting them
+        costs nothing more, and is what a user who deletes a memory expects (the agent forgets). When they
+        do, the user chooses it with that list in view."""
+        return bool(self.messages) and not self.also_deleted and not self.also_rebuilt
+
+
+def sources_offer(principal: Principal, memory: Memory, plain: govern.DeletionPlan) -> SourcesOffer:
+    full = govern.plan_memory_deletion(memory, with_sources=True)
+    visible = _visible(principal)
+    return SourcesOffer(
+        messages=list(scoped_episodes(principal).filter(pk__in=full.episodes - plain.episodes)
+                      .order_by("occurred_at", "received_at")),
+        also_deleted=list(visible.filter(pk__in=full.memories - plain.memories).order_by("valid_from")),
+        also_rebuilt=list(visible.filter(pk__in=full.recompute - plain.recompute).order_by("recorded_at")),
+        kept=len(full.sources_kept),
     )
 
 

@@ -35,4 +35,5 @@ urlpatterns = [
          name="evaluation-changing-facts"),
     path("evaluation/locomo/", evaluation_views.evaluation_locomo, name="evaluation-locomo"),
     path("evaluation/write-accuracy/", evaluation_views.evaluation_write_accuracy, name="evaluation-write-accuracy"),
+    path("evaluation/questions/", evaluation_views.evaluation_questions, name="evaluation-questions"),
 ]

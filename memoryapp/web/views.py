@@ -33,6 +33,7 @@ from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, pag
 def memory_list(request):
     data = request.GET.copy()
     data.setdefault("status", "active")  # first visit: what is believed now
+    data.setdefault("kind", "facts")  # each fact once: summaries restate them, and have their own filter
     form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=queries.MY_SCOPES)
     listing = queries.memories_listing(principal_of(request), user=request.user, filters=form.filters(),
                                        scopes=queries.MY_SCOPES)
@@ -89,12 +90,16 @@ def memory_correct(request, memory_id):
 def memory_delete(request, memory_id):
     memory = memory_for_change(request, memory_id)
     if request.method == "POST":
-        receipt = govern.memory_delete(memory=memory, actor=actor_of(request))
-        messages.success(request, "The memory, its other versions and what was built only from it are deleted.")
+        with_sources = request.POST.get("with_sources") == "on"  # the checkbox of _deletion_confirm.html
+        receipt = govern.memory_delete(memory=memory, actor=actor_of(request), with_sources=with_sources)
+        messages.success(request, "The memory, its other versions, the messages it came from and what was built "
+                                  "only from them are deleted." if with_sources else
+                                  "The memory, its other versions and what was built only from it are deleted.")
         return redirect_after_action(request, "web:receipt", receipt_id=receipt.pk)
-    preview = queries.deletion_preview(principal_of(request), govern.plan_memory_deletion(memory))
+    plan = govern.plan_memory_deletion(memory)
     return page_or_fragment(request, "web/memory_delete.html", "web/_deletion_confirm.html",
-                            {"memory": memory, "preview": preview, "what": "memory",
+                            {"memory": memory, "preview": queries.deletion_preview(principal_of(request), plan),
+                             "offer": queries.sources_offer(principal_of(request), memory, plan), "what": "memory",
                              "action": reverse("web:memory-delete", args=[memory.pk])})
 
 

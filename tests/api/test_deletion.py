@@ -215,3 +215,71 @@ def test_deleting_a_memory_drawn_from_a_conversation_keeps_the_message(acme_agen
     receipt = acme_agent.delete(f"memories/{memory['id']}")
     assert receipt.body["deleted"]["episodes"]["count"] == 0
     assert Episode.objects.filter(content="I live in Porto.").exists()
+
+
+# --- deleting a memory with the messages it came from (issue 18, item 6) -----------------------
+
+
+def _miso_anywhere(agent, question="Does Sam have a cat?") -> dict:
+    """What an agent asking about the cat gets back, from each read endpoint (real model)."""
+    body = {"user": "sam", "query": question, "k": 20, "min_score": -1}
+    memories = agent.post("search", body).body["results"]
+    episodes = agent.post("episodes/search", body).body["results"]
+    context = agent.post("context", {**body, "budget_tokens": 4000}).body["context"]
+    return {"memories": [r["memory"]["text"] for r in memories if "Miso" in r["memory"]["text"]],
+            "episodes": [r["episode"]["content"] for r in episodes if "Miso" in r["episode"]["content"]],
+            "context": "Miso" in context}
+
+
+@pytest.mark.django_db
+def test_deleting_a_memory_with_sources_true_leaves_no_endpoint_returning_the_fact(acme_agent):
+    ingest(acme_agent, "I live in Lisbon.", "I have a cat named Miso.")
+    cat = Memory.objects.get(user__external_id="sam", text__contains="Miso")
+    message = Episode.objects.get(content="I have a cat named Miso.")
+    assert _miso_anywhere(acme_agent)["episodes"] == ["I have a cat named Miso."]
+
+    preview = acme_agent.delete(f"memories/{cat.id}?preview=true")
+    assert preview.body["deleted"]["episodes"]["count"] == 0
+    assert preview.body["sources_kept"] == {"count": 1, "ids": [str(message.id)]}, "the preview names the message"
+    offered = acme_agent.delete(f"memories/{cat.id}?preview=true&with_sources=true")
+    assert offered.body["deleted"]["episodes"]["ids"] == [str(message.id)]
+    assert offered.body["sources_kept"]["count"] == 0
+    assert Episode.objects.filter(pk=message.pk).exists(), "a preview deletes nothing"
+
+    receipt = acme_agent.delete(f"memories/{cat.id}?with_sources=true")
+
+    assert receipt.status_code == 200 and receipt.body["target"] == "memory_with_sources"
+    assert receipt.body["deleted"]["episodes"]["ids"] == [str(message.id)]
+    assert receipt.body["deleted"]["memories"]["ids"] == [str(cat.id)]
+    assert _miso_anywhere(acme_agent) == {"memories": [], "episodes": [], "context": False}
+    assert Memory.objects.filter(user__external_id="sam", text__contains="Lisbon").exists()
+
+
+@pytest.mark.django_db
+def test_without_sources_the_message_stays_and_episode_search_still_finds_it(acme_agent):
+    ingest(acme_agent, "I have a cat named Miso.")
+    cat = Memory.objects.get(user__external_id="sam")
+    receipt = acme_agent.delete(f"memories/{cat.id}?with_sources=false")
+    assert receipt.status_code == 200 and receipt.body["target"] == "memory"
+    assert _miso_anywhere(acme_agent) == {"memories": [], "episodes": ["I have a cat named Miso."], "context": False}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["maybe", "tru", "", "2"])
+def test_a_with_sources_that_is_neither_true_nor_false_is_refused_and_deletes_nothing(acme_agent, spelling):
+    ingest(acme_agent, "I have a cat named Miso.")
+    memory = Memory.objects.get(user__external_id="sam")
+    for query in (f"with_sources={spelling}", f"preview=false&with_sources={spelling}"):
+        answer = acme_agent.delete(f"memories/{memory.id}?{query}")
+        assert answer.status_code == 400, query
+        assert answer.body["error"]["code"] == "invalid" and "with_sources" in answer.body["error"]["fields"]
+    assert Memory.objects.filter(pk=memory.pk).exists() and Episode.objects.filter(user__external_id="sam").exists()
+
+
+@pytest.mark.django_db
+def test_the_schema_documents_with_sources_on_memory_deletion(client):
+    schema = client.get("/api/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    parameters = {p["name"]: p for p in schema["paths"]["/api/v1/memories/{memory_id}"]["delete"]["parameters"]}
+    assert parameters["with_sources"]["in"] == "query"
+    assert parameters["with_sources"]["schema"]["type"] == "boolean"
+    assert "messages" in parameters["with_sources"]["description"]

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 from memoryapp.selectors.ranking import (
+    TIE_BREAK,
     Scored,
     Weights,
     maximal_marginal_relevance,
     recency,
     reciprocal_rank_fusion,
+    relevance_first,
     score,
 )
 
@@ -74,8 +76,19 @@ def test_mmr_keeps_restatements_from_filling_the_top():
         Scored("x", 1, 0, 0, score=0.7),
         Scored("y", 1, 0, 0, score=0.6),
     ]
-    query = _unit([1, 0.6, 0.5])
-    picked = [c.key for c in maximal_marginal_relevance(ranked, vectors, query, k=3, lambda_=0.7)]
+    picked = [c.key for c in maximal_marginal_relevance(ranked, vectors, k=3, lambda_=0.7)]
     assert picked[0] == "r1" and set(picked) == {"r1", "x", "y"}
-    no_diversity = [c.key for c in maximal_marginal_relevance(ranked, vectors, query, k=3, lambda_=1.0)]
+    no_diversity = [c.key for c in maximal_marginal_relevance(ranked, vectors, k=3, lambda_=1.0)]
     assert no_diversity == ["r1", "r2", "r3"]
+
+
+def test_recency_and_importance_never_lift_a_result_over_a_clearly_more_relevant_one():
+    ranked = relevance_first(worked_example(), Weights(1, 0.5, 0.5))
+    for better in ranked:
+        for worse in ranked:
+            if better.relevance - worse.relevance > TIE_BREAK:
+                assert ranked.index(better) < ranked.index(worse)
+    assert all(0 <= c.score - c.relevance <= TIE_BREAK for c in ranked)
+    # the most recent, least important of near-equals wins only among near-equals
+    near = [Scored("old-important", 0.60, recency(900, 0.995), 9), Scored("fresh", 0.59, recency(1, 0.995), 2)]
+    assert [c.key for c in relevance_first(near, Weights(1, 1, 0))] == ["fresh", "old-important"]

@@ -1,6 +1,7 @@
 """The read path against the real store: scoping, validity, candidate counts, abstention,
 context assembly and access logging."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -283,3 +284,26 @@ def test_an_episode_not_yet_embedded_is_found_by_its_words(alice):
 
     assert texts(result)[0] == "The quokka selfie was taken on Rottnest Island."
     assert result.hits[0].components["cosine"] is None and result.hits[0].components["lexical_rank"] == 1
+
+
+def test_a_reply_is_found_through_the_turn_it_answers(alice):
+    """The answer shares no words with the question; the turn it replies to does (search._with_neighbours)."""
+    fillers = ["I booked the dentist for next week.", "The cat knocked a plant off the shelf.", "We painted the hall."]
+    for day, filler in enumerate(fillers):
+        say(alice, filler, when=f"2025-01-0{day + 1}", session="other")
+    say(alice, "How is the marathon training going?", when="2025-02-01T10:00:00Z", session="chat")
+    say(alice, "Honestly it has done wonders for my sleep.", when="2025-02-01T10:00:05Z", session="chat")
+    say(alice, "Training plans are all over the internet.", when="2025-02-02", session="later")
+    principal = Principal.for_user(alice)
+    params = SearchParams(query="what has marathon training helped with?", k=2, min_score=0)
+
+    alone = texts(search_episodes(principal, user=alice, params=params, neighbour_weight=0.0))
+    with_neighbours = texts(search_episodes(principal, user=alice, params=params, neighbour_weight=1.0))
+
+    assert "Honestly it has done wonders for my sleep." not in alone
+    assert "Honestly it has done wonders for my sleep." in with_neighbours
+    # the turn before "How is the marathon training going?" in time is of another session: not raised
+    every = search_episodes(principal, user=alice, params=replace(params, k=10), neighbour_weight=1.0)
+    fused = {hit.item.content: hit.components["fused"] for hit in every.hits}
+    assert fused["We painted the hall."] < fused["How is the marathon training going?"]
+    assert fused["Honestly it has done wonders for my sleep."] == fused["How is the marathon training going?"]

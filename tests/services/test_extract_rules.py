@@ -16,7 +16,8 @@ NOW = datetime(2024, 6, 12, 15, 30, tzinfo=LISBON_SUMMER)  # a Wednesday
 
 def extract(*turns: str | EpisodeInput) -> list[Candidate]:
     episodes = [turn if isinstance(turn, EpisodeInput) else EpisodeInput(turn, NOW) for turn in turns]
-    return RulesExtractor().extract(episodes, subject="sam")
+    # The rules alone: the general path on top of them is tested in test_extract_general.
+    return RulesExtractor(general=False).extract(episodes, subject="sam")
 
 
 def only(*turns: str | EpisodeInput) -> Candidate:
@@ -257,25 +258,29 @@ def test_liking_a_pronoun_says_nothing():
 
 
 def test_plans_are_dated_when_they_will_happen():
+    # Issue 17 item 5: a plan holds from when it is told until its time has passed (it used to start
+    # at its date: invisible until then, and current forever after).
     candidate = only("I'm going to visit Japan next month.")
     assert (candidate.attribute, candidate.value) == ("plan", "visit Japan")
-    assert candidate.valid_from == at(2024, 7, 12, 15, 30)
-    assert candidate.text == "Sam plans to visit Japan, around 2024-07-12."
+    assert candidate.valid_from == NOW
+    assert candidate.valid_to == at(2024, 8, 1) - timedelta(microseconds=1)
+    assert candidate.text == "Sam plans to visit Japan in July 2024."
     assert 5 <= candidate.importance <= 6
 
 
 @pytest.mark.parametrize(
-    ("message", "value", "valid_from"),
+    ("message", "value", "valid_to"),
     [
-        ("I'm planning to visit Japan in July", "visit Japan", at(2024, 7, 1)),
-        ("I will visit my mom tomorrow", "visit their mom", at(2024, 6, 13)),
-        ("I'm moving to Berlin next week", "move to Berlin", at(2024, 6, 19, 15, 30)),
-        ("I'm going to Japan next month", "go to Japan", at(2024, 7, 12, 15, 30)),
+        ("I'm planning to visit Japan in July", "visit Japan", at(2024, 8, 1)),
+        ("I will visit my mom tomorrow", "visit their mom", at(2024, 6, 14)),
+        ("I'm moving to Berlin next week", "move to Berlin", at(2024, 6, 24)),
+        ("I'm going to Japan next month", "go to Japan", at(2024, 8, 1)),
     ],
 )
-def test_plan_phrasings(message, value, valid_from):
+def test_plan_phrasings(message, value, valid_to):
     candidate = only(message)
-    assert (candidate.attribute, candidate.value, candidate.valid_from) == ("plan", value, valid_from)
+    assert (candidate.attribute, candidate.value, candidate.valid_from) == ("plan", value, NOW)
+    assert candidate.valid_to == valid_to - timedelta(microseconds=1)
 
 
 def test_choices_and_bedtimes_are_no_plans():

@@ -270,3 +270,78 @@ def test_deleting_both_sources_of_a_merged_memory_deletes_it(alice, merged_diet)
     receipt = govern.episode_delete(episode=vegetarian, actor=ACTOR)
     assert str(diet.id) in receipt.deleted["memories"]["ids"]
     assert not Memory.objects.filter(user=alice, attribute="diet").exists()
+
+
+# --- forgetting a memory with the messages it came from (issue 18, item 6) --------------------
+
+
+def _miso_found(user, question="Does Sam have a cat?") -> dict:
+    """Where the cat's name still shows up for an agent asking about it (real model, every result)."""
+    principal, params = Principal.for_user(user), SearchParams(query=question, k=20, min_score=-1)
+    return {
+        "memories": [h.item.text for h in search_memories(principal, user=user, params=params).hits
+                     if "Miso" in h.item.text],
+        "episodes": [h.item.content for h in search_episodes(principal, user=user, params=params).hits
+                     if "Miso" in h.item.content],
+        "context": "Miso" in context_assemble(principal, user=user, params=params, budget_tokens=4000).text,
+    }
+
+
+@pytest.mark.django_db
+def test_deleting_a_memory_keeps_its_message_unless_asked_and_says_so_in_the_preview(alice):
+    cat_message = tell(alice, "I have a cat named Miso.")
+    cat = Memory.objects.get(user=alice, text__contains="Miso")
+
+    plain = govern.plan_memory_deletion(cat)
+    assert plain.episodes == set() and plain.sources_kept == {cat_message.id}
+    assert plain.as_dict()["sources_kept"] == {"count": 1, "ids": [str(cat_message.id)]}
+    offered = govern.plan_memory_deletion(cat, with_sources=True)
+    assert offered.episodes == {cat_message.id} and offered.memories == {cat.id} and offered.sources_kept == set()
+
+    govern.memory_delete(memory=cat, actor=ACTOR)
+    assert _miso_found(alice, "Does Alice have a cat?")["episodes"] == ["I have a cat named Miso."], (
+        "without the option the message stays, and episode search still quotes it")
+
+
+@pytest.mark.django_db
+def test_deleting_a_memory_with_its_sources_leaves_nothing_an_agent_can_find(alice):
+    tell(alice, "I live in Lisbon.")
+    tell(alice, "I work as a nurse.")
+    first = tell(alice, "I have a cat named Miso.")
+    again = tell(alice, "I have a cat named Miso.", when="2025-03-05")  # said twice: both messages go
+    summaries_rebuild(user=alice, actor=ACTOR)
+    cat = Memory.objects.get(user=alice, attribute="pet", status="active")
+    question = "Does Alice have a cat?"
+    assert _miso_found(alice, question)["episodes"], "found before"
+
+    receipt = govern.memory_delete(memory=cat, actor=ACTOR, with_sources=True)
+
+    assert _miso_found(alice, question) == {"memories": [], "episodes": [], "context": False}
+    assert not Episode.objects.filter(user=alice, content__contains="Miso").exists()
+    assert not Memory.objects.filter(user=alice, text__contains="Miso").exists(), "summaries rebuilt without it"
+    assert receipt.target == govern.MEMORY_WITH_SOURCES
+    assert receipt.deleted["episodes"]["ids"] == sorted([str(first.id), str(again.id)])
+    assert str(cat.id) in receipt.deleted["memories"]["ids"]
+    assert Memory.objects.filter(user=alice, text__contains="Lisbon").exists(), "the rest is untouched"
+
+
+@pytest.mark.django_db
+def test_the_plan_with_sources_shows_the_other_memories_a_shared_message_takes_or_keeps(alice):
+    both = tell(alice, "I have a cat named Miso. I live in Lisbon.")
+    tell(alice, "I work as a nurse.")
+    tell(alice, "I work as a nurse.", when="2025-03-02")
+    nurse_too = tell(alice, "I have a cat named Miso. I work as a nurse.", when="2025-03-03")
+    cat = Memory.objects.get(user=alice, attribute="pet")
+    lisbon = Memory.objects.get(user=alice, attribute="city")
+    nurse = Memory.objects.get(user=alice, attribute="job")
+
+    plain = govern.plan_memory_deletion(cat)
+    offered = govern.plan_memory_deletion(cat, with_sources=True)
+
+    assert plain.memories == {cat.id}, "the plain deletion touches nothing else"
+    assert offered.episodes == {both.id, nurse_too.id}
+    assert offered.memories == {cat.id, lisbon.id}, "Lisbon was said only in a message that goes"
+    assert nurse.id not in offered.memories and offered.sources_unlinked == 1, "the nurse job keeps other sources"
+    govern.memory_delete(memory=cat, actor=ACTOR, with_sources=True)
+    assert not Memory.objects.filter(pk__in=[cat.id, lisbon.id]).exists()
+    assert Memory.objects.filter(pk=nurse.id).exists()

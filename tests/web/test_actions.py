@@ -67,7 +67,8 @@ def test_delete_shows_a_preview_then_a_receipt(alice_client, alice):
     html = preview.content.decode()
     assert preview.status_code == 200 and "Delete this memory for good?" in html
     assert "<strong>2</strong> memories deleted" in html, "its earlier version goes too"
-    assert "The message it came from stays in your sources" in html, "deleting a memory keeps what was said"
+    assert "Also delete the messages it came from" in html
+    assert "I live in Porto." in html and "I moved to Lisbon." in html, "the offer lists the messages"
     assert Memory.objects.filter(user=alice).count() == 2, "the preview deletes nothing"
 
     response = alice_client.post(f"/memories/{lisbon.pk}/delete/")
@@ -78,6 +79,42 @@ def test_delete_shows_a_preview_then_a_receipt(alice_client, alice):
     assert "Deletion receipt" in page and str(receipt.pk) in page and lisbon.pk.hex[:8] in page.replace("-", "")
     assert "<dd>a memory</dd>" in page
     assert "Lisbon" not in page and "Porto" not in page, "a receipt names ids and counts, never content"
+
+
+def test_deleting_a_memory_can_take_its_messages_so_agents_cannot_find_it_again(alice_client, alice):
+    from memoryapp.selectors.scoping import Principal
+    from memoryapp.selectors.search import SearchParams, search_episodes
+
+    remember(alice, "I live in Lisbon.")
+    (cat,) = remember(alice, "I have a cat named Miso.")
+    html = alice_client.get(f"/memories/{cat.pk}/delete/").content.decode()
+    assert '<input type="checkbox" name="with_sources" checked>' in html, "suggested: it says nothing else"
+    assert "Also delete the message it came from" in html and "I have a cat named Miso." in html
+    assert "It says nothing else that is remembered." in html
+
+    response = alice_client.post(f"/memories/{cat.pk}/delete/", {"with_sources": "on"})
+
+    receipt = DeletionReceipt.objects.get()
+    assert receipt.deleted["episodes"]["count"] == 1 and receipt.deleted["memories"]["ids"] == [str(cat.pk)]
+    page = alice_client.get(response.url).content.decode()
+    assert "<dd>a memory and the messages it came from</dd>" in page and "Miso" not in page
+    hits = search_episodes(Principal.for_user(alice), user=alice,
+                           params=SearchParams(query="Does Alice have a cat?", k=20, min_score=-1)).hits
+    assert [h.item.content for h in hits] == ["I live in Lisbon."], "episode search no longer quotes it"
+
+
+def test_the_offer_is_unchecked_and_lists_what_else_a_shared_message_takes(alice_client, alice):
+    remember(alice, "I have a cat named Miso. I live in Lisbon.")
+    cat = Memory.objects.get(user=alice, attribute="pet")
+    html = alice_client.get(f"/memories/{cat.pk}/delete/").content.decode()
+    assert '<input type="checkbox" name="with_sources">' in html, "not checked: it costs another memory"
+    assert "This message says more than this memory." in html
+    offer = html[html.index('id="with-sources"'):]
+    assert "These memories go too" in offer and "Alice lives in Lisbon." in offer
+
+    alice_client.post(f"/memories/{cat.pk}/delete/")  # the box left unchecked
+    assert Episode.objects.filter(user=alice).count() == 1
+    assert list(Memory.objects.filter(user=alice).values_list("text", flat=True)) == ["Alice lives in Lisbon."]
 
 
 def test_delete_with_htmx_redirects_on_the_client(alice_client, alice_memory):

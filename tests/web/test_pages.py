@@ -175,3 +175,25 @@ def test_a_missing_slash_still_redirects_and_the_api_still_answers_json(alice_cl
     assert alice_client.get("/export")["Location"] == "/export/"
     api = alice_client.get("/api/v1/memories/not-an-id")
     assert api.status_code == 404 and api.json()["error"]["code"] == "not_found"
+
+
+def test_my_memories_lists_each_fact_once_and_summaries_under_their_own_filter(alice_client, alice):
+    from memoryapp.services.actors import ActorRef
+    from memoryapp.services.reflect import summaries_rebuild
+
+    facts = remember(alice, "I live in Porto.", "I'm vegan.", "I'm allergic to peanuts.")
+    summaries_rebuild(user=alice, actor=ActorRef.for_job("summarize"))
+    summaries = list(Memory.objects.filter(user=alice, kind=Memory.Kind.SUMMARY))
+    assert len(summaries) >= 2, "a profile and the food topic"
+
+    default = alice_client.get("/").content.decode()
+    for fact in facts:
+        assert default.count(fact.text) == 1, f"{fact.text!r} shown {default.count(fact.text)} times"
+    assert not any(f"/memories/{summary.pk}/" in default for summary in summaries)
+    assert '<option value="facts" selected>Facts</option>' in default
+
+    listed = alice_client.get("/", {"kind": "summaries"}).content.decode()
+    assert all(f"/memories/{summary.pk}/" in listed for summary in summaries)
+    assert not any(f"/memories/{fact.pk}/" in listed for fact in facts)
+    everything = alice_client.get("/", {"kind": ""}).content.decode()
+    assert all(f"/memories/{m.pk}/" in everything for m in [*facts, *summaries])

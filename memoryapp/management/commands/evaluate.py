@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memoryapp.evaluation import write_accuracy
+from memoryapp.evaluation import questions_eval, write_accuracy
 from memoryapp.evaluation.changing_facts import table as changing_facts_table
 from memoryapp.evaluation.runs import locomo_table
 from memoryapp.evaluation.write_corpus import SPLITS
@@ -36,6 +36,11 @@ class Command(BaseCommand):
         writes.add_argument("--split", choices=SPLITS, default="dev")
         writes.add_argument("--extractor", choices=write_accuracy.EXTRACTORS, default="rules",
                             help="llm needs MEMORY_LLM_BASE_URL (and _MODEL, _API_KEY as the endpoint requires)")
+        questions = benchmarks.add_parser("questions", help="recall@1/@5 and abstention on the hand-written "
+                                                             "question set, asked of users built from the corpus")
+        questions.add_argument("--split", choices=SPLITS, default="dev")
+        questions.add_argument("--extractor", choices=write_accuracy.EXTRACTORS, default="rules",
+                               help="the write path's extractor; llm needs MEMORY_LLM_BASE_URL")
         locomo = benchmarks.add_parser("locomo", help="evidence recall and the ablation ladder on a LoCoMo file")
         locomo.add_argument("path", type=Path)
         locomo.add_argument("--k", default="1,5,10")
@@ -52,6 +57,15 @@ class Command(BaseCommand):
                 params = {"seeds": options["seeds"], "ks": ks, "split": split}
                 job = job_create(kind="evaluate_changing_facts", organization=None, params=params)
                 self.stdout.write(("\n" if number else "") + changing_facts_table(job_execute(job)))
+            return
+        if benchmark == "questions":
+            try:
+                write_accuracy.extractor_for(options["extractor"])
+            except write_accuracy.ExtractorUnavailable as exc:
+                raise CommandError(str(exc)) from exc
+            params = {"split": options["split"], "extractor": options["extractor"]}
+            job = job_create(kind="evaluate_questions", organization=None, params=params)
+            self.stdout.write(questions_eval.table(job_execute(job)))
             return
         if benchmark == "write-accuracy":
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -16,7 +16,10 @@ from typing import Literal, Protocol
 Relation = Literal["state", "refine", "change", "negate", "correct", "retract"]
 
 SINGLE_VALUED_ATTRIBUTES = frozenset(
-    {"name", "age", "job", "employer", "city", "diet", "birthday", "relationship_status"}
+    {"name", "age", "job", "employer", "city", "diet", "birthday", "relationship_status",
+     # slots the general path fills (services.extract.general.SLOTS): one value at a time
+     "nickname", "home_type", "hometown", "workplace", "education", "school", "degree", "partner", "boss",
+     "religion", "phone", "car", "commute", "clothing_size", "home_life", "politics"}
 )
 
 
@@ -28,6 +31,9 @@ class EpisodeInput:
     occurred_at: datetime
     source: str = "user"  # user, assistant, tool, web, document, system
     session: str = ""
+    # The episode's stored sentence vector, when it has one: the general path reuses it for a message
+    # that is one piece instead of encoding it again (services.extract.general).
+    vector: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class Candidate:
     relation: Relation = "state"
     kind: Literal["semantic", "procedural"] = "semantic"  # standing instructions are procedural
     episode_index: int = 0  # which of the extracted episodes it came from
+    # A plan or event stops holding when its day has passed ("next Friday": the end of that Friday).
+    valid_to: datetime | None = None
 
     def __post_init__(self):
         if not 1 <= self.importance <= 10:
@@ -55,9 +63,10 @@ class Candidate:
 
 
 class Extractor(Protocol):
-    def extract(self, episodes: list[EpisodeInput], *, subject: str) -> list[Candidate]:
+    def extract(self, episodes: list[EpisodeInput], *, subject: str, name: str = "") -> list[Candidate]:
         """Candidates from these episodes of one conversation, in the order they were said.
 
-        `subject` is how the user is named in memory texts (their external id, e.g. "sam").
+        `subject` is the user's key in candidates' `subject` (their external id, e.g. "sam");
+        `name` is how memory texts call them ("Maria", "the user"; services.extraction chooses it).
         """
         ...

@@ -16,6 +16,7 @@ from typing import get_args
 from memoryapp import llm
 
 from .base import SINGLE_VALUED_ATTRIBUTES, Candidate, EpisodeInput, Relation
+from .grammar import THE_USER, readable_name, sentence
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +72,10 @@ class InvalidFact(ValueError):
 
 
 class LLMExtractor:
-    def extract(self, episodes: list[EpisodeInput], *, subject: str) -> list[Candidate]:
+    def extract(self, episodes: list[EpisodeInput], *, subject: str, name: str = "") -> list[Candidate]:
         if not episodes:
             return []
-        answer = llm.chat_json(_messages(episodes, subject), schema_hint=f"Schema: {SCHEMA}")
+        answer = llm.chat_json(_messages(episodes, subject, name), schema_hint=f"Schema: {SCHEMA}")
         candidates = []
         for position, item in enumerate(_facts_of(answer)):
             try:
@@ -84,10 +85,10 @@ class LLMExtractor:
         return sorted(candidates, key=lambda candidate: candidate.episode_index)
 
 
-def _messages(episodes: list[EpisodeInput], subject: str) -> list[dict]:
+def _messages(episodes: list[EpisodeInput], subject: str, name: str = "") -> list[dict]:
     system = SYSTEM_PROMPT.format(
         subject=subject,
-        display=subject[:1].upper() + subject[1:],
+        display=sentence(name or readable_name(subject) or THE_USER),
         schema=SCHEMA,
         single_valued=", ".join(sorted(SINGLE_VALUED_ATTRIBUTES)),
     )

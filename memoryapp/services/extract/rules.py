@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from . import general
 from .base import SINGLE_VALUED_ATTRIBUTES, Candidate, EpisodeInput, Relation
-from .timeparse import find_time
+from .grammar import THE_USER, article, possessive, readable_name, sentence
+from .timeparse import TimeMatch, find_time
 
 # Turns of the conversation itself: they may also retract and correct what was said before.
 CONVERSATION_SOURCES = frozenset({"user"})
@@ -165,6 +167,20 @@ RELATIVES = (
     "neighbour",
     "twin",
 )
+# One slot key per person whatever word names them: "my mum lives in Cardiff" and later "Mom moved to
+# Bristol" are the same person's city. Texts keep the user's own word; only the subject is keyed.
+RELATIVE_KEYS = {
+    "mum": "mother", "mom": "mother", "dad": "father", "stepmom": "stepmother", "stepdad": "stepfather",
+    "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance", "fiancé": "fiance",
+    "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
+}
+
+
+def relative_key(word: str) -> str:
+    word = word.lower()
+    return RELATIVE_KEYS.get(word, word)
+
+
 FAMILY_MEMBERS = (
     "grandchildren",
     "grandchild",
@@ -492,6 +508,14 @@ PLAN_VERBS = frozenset(
         "run",
     }
 )
+# What one has on a date, rather than is or owns: "I have a dentist appointment next Friday".
+EVENT_NOUNS = (
+    "appointment", "meeting", "interview", "exam", "test", "flight", "surgery", "operation", "checkup", "check-up",
+    "party", "wedding", "concert", "conference", "presentation", "deadline", "trip", "vacation", "holiday",
+    "game", "match", "recital", "class", "lesson", "reservation", "ceremony", "graduation", "show", "race",
+    "marathon", "tournament", "date", "call", "visit", "hearing", "procedure", "scan", "gig", "performance",
+    "exhibition", "defense", "defence", "audition", "shift",
+)
 GERUND_BASES = {
     "eating": "eat",
     "working": "work",
@@ -592,11 +616,21 @@ POINTER_WORDS = frozenset(
 
 
 class RulesExtractor:
-    def extract(self, episodes: list[EpisodeInput], *, subject: str) -> list[Candidate]:
-        conversation = _Conversation(subject)
+    def __init__(self, *, general: bool = True):
+        self.general = general  # False: the rules alone (what they read precisely, for tests and comparison)
+
+    def extract(self, episodes: list[EpisodeInput], *, subject: str, name: str = "") -> list[Candidate]:
+        """`name`: how texts call the user (services.extraction.user_display_name); without one, the
+        external id when it reads as a name, else "the user". A name the user gives in these episodes
+        ("my name is Maria") names them from there on."""
+        conversation = _Conversation(subject, name=name or readable_name(subject) or THE_USER)
         for index, episode in enumerate(episodes):
             conversation.read(index, episode)
-        return conversation.candidates
+        if not self.general:
+            return conversation.candidates
+        # The general path (services.extract.general) keeps what no rule reads and drops what the
+        # durability classifier is sure holds nothing.
+        return general.complete(episodes, conversation.candidates, subject=subject, who=conversation.name)
 
 
 @dataclass(frozen=True)
@@ -609,6 +643,7 @@ class _Fact:
     importance: int | None = None  # None: by attribute
     text: str = ""  # set when the attribute's sentence template does not fit
     kind: str = "semantic"
+    template: str = ""  # "": the attribute's template in TEMPLATES
 
 
 @dataclass
@@ -617,6 +652,7 @@ class _Conversation:
     "just kidding", "I meant Porto" and a bare "not anymore" refer to."""
 
     subject: str
+    name: str = THE_USER  # how texts call the user: "Maria", "Sam", "the user"
     candidates: list[Candidate] = field(default_factory=list)
     last_fact: dict[str, Candidate] = field(default_factory=dict)
     last_episode: dict[str, EpisodeInput] = field(default_factory=dict)
@@ -633,7 +669,7 @@ class _Conversation:
         conversational = episode.source in CONVERSATION_SOURCES
         lead = None
         for text in split_clauses(sentence):
-            clause = _Clause.read(text, episode.occurred_at, self.subject, lead=lead)
+            clause = _Clause.read(text, episode.occurred_at, self.subject, self.name, lead=lead)
             if not clause.body:
                 lead = clause  # "Actually,", "Hi,", "Last year,": they qualify the clause that follows
                 continue
@@ -649,7 +685,7 @@ class _Conversation:
                 value="",
                 relation="retract",
                 importance=RETRACTION_IMPORTANCE,
-                text=f"{_display(self.subject)} retracted the previous statement.",
+                text=sentence(f"{self.name} retracted the previous statement."),
                 kind=previous.kind if previous else "semantic",
             )
             return [(retraction, previous.subject if previous else self.subject)]
@@ -674,23 +710,34 @@ class _Conversation:
         if not question:
             return []
         statement = ("I am " if question["verb"].lower() == "are" else "I ") + question["rest"]
-        clause = _Clause.read(statement, episode.occurred_at, self.subject)
+        clause = _Clause.read(statement, episode.occurred_at, self.subject, self.name)
         facts = clause.facts(instructions_allowed=False)
         return [(_replace(fact, relation="negate"), clause.subject) for fact in facts]
 
     def _add(
         self, fact: _Fact, subject: str, clause: _Clause, index: int, episode: EpisodeInput, conversational: bool
     ) -> None:
-        when = clause.time(prefer_future=fact.attribute == "plan")
+        planned = fact.attribute == "plan"
+        found = clause.time_match(prefer_future=planned)
+        when = found.when if found else clause.lead_time
+        valid_to = None
+        if planned:
+            # A plan holds from when it is told until its day has passed: current before, history after.
+            when = None
+            if found and found.period_end > episode.occurred_at:
+                valid_to = found.period_end
+            else:
+                found = None
         if fact.relation == "retract":
             when = None  # a retraction is about the statement, not about the world
         relation = clause.relation_for(fact)
         candidate = Candidate(
-            text=fact.text or _render(fact, subject, relation, when if fact.attribute == "plan" else None),
+            text=fact.text or _render(fact, self._who(subject), relation, found if planned else None),
             subject=subject,
             attribute=fact.attribute,
             value=fact.value,
             valid_from=when or episode.occurred_at,
+            valid_to=valid_to,
             importance=_importance(fact, subject, self.subject),
             confidence=CONFIDENCE if conversational else FIRST_PERSON_SOURCE_CONFIDENCE,
             relation=relation,
@@ -700,6 +747,18 @@ class _Conversation:
         self.candidates.append(candidate)
         if relation != "retract":
             self.last_fact[episode.session] = candidate
+        if fact.attribute == "name" and subject == self.subject and relation in ("state", "change", "correct") \
+                and conversational:
+            self.name = fact.value  # what the user says they are called names them from now on
+
+    def _who(self, subject: str) -> str:
+        """How a text names `subject`: the user ("sam") by their name, someone of theirs ("sam's
+        sister") through it ("Maria's sister", "the user's sister")."""
+        if subject == self.subject:
+            return self.name
+        if subject.startswith(f"{self.subject}'s "):
+            return f"{possessive(self.name)} {subject[len(self.subject) + 3 :]}"
+        return subject
 
 
 def _negation_of(previous: Candidate | None) -> list[tuple[_Fact, str]]:
@@ -814,6 +873,7 @@ class _Clause:
     body: str  # fillers and markers taken out
     occurred_at: datetime
     subject: str
+    who: str  # how texts call the clause's subject ("Maria", "the user's sister")
     greeting: bool = False
     correction: bool = False
     meant: bool = False
@@ -826,9 +886,9 @@ class _Clause:
     lead_time: datetime | None = None  # from a clause that was only a time: "In 2019, I moved ..."
 
     @classmethod
-    def read(cls, text: str, occurred_at: datetime, subject: str, *, lead: _Clause | None = None) -> _Clause:
+    def read(cls, text: str, occurred_at: datetime, subject: str, who: str, *, lead: _Clause | None = None) -> _Clause:
         original = _expand_contractions(text)
-        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject)
+        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject, who)
         if lead:
             clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
             clause.lead_time = lead.time()
@@ -836,8 +896,11 @@ class _Clause:
         return clause
 
     def time(self, *, prefer_future: bool = False) -> datetime | None:
-        found = find_time(self.original, self.occurred_at, prefer_future=prefer_future)
+        found = self.time_match(prefer_future=prefer_future)
         return found.when if found else self.lead_time
+
+    def time_match(self, *, prefer_future: bool = False) -> TimeMatch | None:
+        return find_time(self.original, self.occurred_at, prefer_future=prefer_future)
 
     def relation_for(self, fact: _Fact) -> Relation:
         if self.negated:
@@ -903,7 +966,8 @@ class _Clause:
         """ "my sister is vegetarian" -> "I am vegetarian", about sam's sister."""
         match = _RELATIVE.match(self.body)
         if match:
-            self.subject = f"{self.subject}'s {match['relative'].lower()}"
+            self.subject = f"{self.subject}'s {relative_key(match['relative'])}"
+            self.who = f"{possessive(self.who)} {match['relative'].lower()}"
             self.relative_name = match["name"] or ""
             if match["possessive"]:
                 self.body = f"my {match['rest']}"
@@ -1102,7 +1166,7 @@ def _looks_like_job(job: str) -> bool:
 
 def _left_job(match: re.Match, clause: _Clause) -> list[_Fact]:
     employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
-    text = "" if employer else f"{_display(clause.subject)} left their job."
+    text = "" if employer else sentence(f"{clause.who} left their job.")
     return [_Fact("employer", employer, "negate", text=text)]
 
 
@@ -1133,6 +1197,15 @@ def _plan(*, needs_plan_verb: bool = False, needs_future_time: bool = False) -> 
         return [_Fact("plan", value, importance=6 if when else 5)]
 
     return rule
+
+
+def _event(match: re.Match, clause: _Clause) -> list[_Fact]:
+    """ "I have a dentist appointment next Friday": an event on a day still to come."""
+    found = clause.time_match(prefer_future=True)
+    value = _lower(_cut(match["value"], clause.occurred_at))
+    if not (value and found and found.period_end > clause.occurred_at) or _is_pointer(value):
+        return []
+    return [_Fact("plan", value, importance=6, template="{who} has {a}{value}.")]
 
 
 def _is_plan_verb(value: str) -> bool:
@@ -1173,7 +1246,7 @@ def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
     if not value or _is_pointer(value):
         return []
     what = match["what"].lower()
-    return [_Fact("likes", value, importance=5, text=f"{_display(clause.subject)}'s favorite {what} is {value}.")]
+    return [_Fact("likes", value, importance=5, text=sentence(f"{possessive(clause.who)} favorite {what} is {value}."))]
 
 
 def _is_pointer(value: str) -> bool:
@@ -1184,6 +1257,7 @@ def _is_pointer(value: str) -> bool:
 _VALUE = r"(?P<value>.+)"
 _SPECIES = _alternatives(PETS)
 _DIETS = _alternatives(DIET_ALIASES)
+_EVENT = f"(?:{_alternatives(EVENT_NOUNS)})"
 _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"(?:my name is|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
@@ -1223,6 +1297,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"I am going to {_VALUE}", _plan(needs_plan_verb=True)),
     (rf"I will {_VALUE}", _plan(needs_plan_verb=True, needs_future_time=True)),
     (r"I am going to (?P<value>(?-i:[A-Z]).+)", _plan_going_to_place),
+    (rf"(?:I|we) (?:have|have got|got) (?:a|an|my|the|our|another) (?P<value>(?:[\w'-]+ ){{0,3}}?{_EVENT})\b", _event),
+    (rf"(?:my|our) (?P<value>(?:[\w'-]+ ){{0,3}}?{_EVENT}) is\b", _event),
     (r"I am (?P<gerund>\w+ing) (?P<value>.+)", _plan_progressive),
     (
         rf"I (?P<verb>hate|dislike|detest|loathe|cannot stand|do not like|do not enjoy|do not care for"
@@ -1331,17 +1407,35 @@ TEMPLATES = {
 }
 
 
-def _render(fact: _Fact, subject: str, relation: Relation, plan_time: datetime | None) -> str:
-    who = _display(subject)
-    template = TEMPLATES.get(fact.attribute, "{who}'s {attribute} is {value}.")
+def _render(fact: _Fact, who: str, relation: Relation, planned: TimeMatch | None) -> str:
+    """The memory text: `who` names the subject ("Maria", "the user", "the user's sister"); a plan says
+    when it happens."""
+    template = fact.template or TEMPLATES.get(fact.attribute, "{who}'s {attribute} is {value}.")
     if fact.attribute == "diet" and fact.value.startswith("eats "):
         template = "{who} {value}."
-    if fact.attribute == "name" and fact.value.lower() == who.lower():  # not "Jordan's name is Jordan."
+    if fact.attribute == "name" and who.lower() in fact.value.lower().split():  # not "Olga's name is Olga Petrova."
         template = "{value} is the user's name."
-    text = template.format(who=who, value=fact.value, a=_article(fact.value), attribute=fact.attribute)
-    if plan_time:
-        text = f"{text[:-1]}, around {plan_time:%Y-%m-%d}."
-    return _negated(text, who) if relation == "negate" else text
+    template = template.replace("{who}'s", "{whose}")
+    text = template.format(who=who, whose=possessive(who), value=fact.value, a=_article(fact.value),
+                           attribute=fact.attribute)
+    if planned:
+        text = f"{text[:-1]} {_when_words(planned)}."
+    return sentence(_negated(text, who) if relation == "negate" else text)
+
+
+def _when_words(found: TimeMatch) -> str:
+    """ "on Friday 14 March 2025", "in April 2025", "in the week of 17 March 2025"."""
+    when = found.when
+    if found.period == "year":
+        return f"in {when:%Y}"
+    if found.period == "month":
+        return f"in {when:%B %Y}"
+    if found.period == "week":
+        monday = when - timedelta(days=when.weekday())
+        return f"in the week of {monday.day} {monday:%B %Y}"
+    if found.period == "weekend":
+        return f"on the weekend of {when.day} {when:%B %Y}"
+    return f"on {when:%A} {when.day} {when:%B %Y}"
 
 
 def _negated(text: str, who: str) -> str:
@@ -1358,11 +1452,7 @@ def _article(value: str) -> str:
     first = value.split(" ", 1)[0].lower() if value else ""
     if not first or first.isdigit() or first in COUNTS.values():
         return ""
-    return "an " if first[0] in "aeiou" else "a "
-
-
-def _display(subject: str) -> str:
-    return subject[:1].upper() + subject[1:]
+    return article(value)
 
 
 def _importance(fact: _Fact, subject: str, user: str) -> int:

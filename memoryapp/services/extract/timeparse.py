@@ -3,7 +3,8 @@ absolute datetimes against the moment the sentence was said (the episode's `occu
 
 Offsets ("3 days ago", "last week") keep the reference's time of day; expressions that name a
 calendar day, month or year ("yesterday", "since July", "in 2019") resolve to its start, in the
-reference's time zone.
+reference's time zone. Each match also says which stretch of the calendar the words name (a day,
+a weekend, a week, a month, a year): a plan "next month" lasts until that month ends.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 
 # (the match, the reference, prefer_future) -> the moment, or None when the words name no date
 Resolver = Callable[[re.Match, datetime, bool], "datetime | None"]
+# The stretch of calendar an expression names: "day", "weekend", "week", "month" or "year"; a function
+# of the match where the words say it ("next week", "next month").
+Period = str | Callable[[re.Match], str]
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,24 @@ class TimeMatch:
     start: int  # where the expression starts in the text, so callers can cut it out of a value
     end: int
     when: datetime
+    period: str = "day"  # the stretch of calendar containing `when` that the words name
+
+    @property
+    def period_end(self) -> datetime:
+        """The last moment of the period the words name: an event "next Friday" is over when that
+        Friday ends, a plan "next month" when that month does."""
+        day = _start_of_day(self.when)
+        if self.period == "year":
+            end = day.replace(month=1, day=1) + relativedelta(years=1)
+        elif self.period == "month":
+            end = day.replace(day=1) + relativedelta(months=1)
+        elif self.period == "week":
+            end = day + timedelta(days=7 - day.weekday())
+        elif self.period == "weekend":
+            end = day + timedelta(days=7 - day.weekday()) if day.weekday() >= 5 else day + timedelta(days=2)
+        else:
+            end = day + timedelta(days=1)
+        return end - timedelta(microseconds=1)
 
 
 def resolve_time(text: str, reference: datetime, *, prefer_future: bool = False) -> datetime | None:
@@ -95,13 +117,13 @@ def find_time(text: str, reference: datetime, *, prefer_future: bool = False) ->
     if reference.tzinfo is None:
         raise ValueError("reference must be timezone-aware (the episode's occurred_at)")
     best = None
-    for pattern, resolve in _EXPRESSIONS:
+    for pattern, resolve, period in _EXPRESSIONS:
         for match in pattern.finditer(text):
             when = resolve(match, reference, prefer_future)
             if when is None:
                 continue
             if best is None or match.start() < best.start:
-                best = TimeMatch(match.start(), match.end(), when)
+                best = TimeMatch(match.start(), match.end(), when, period if isinstance(period, str) else period(match))
             break
     return best
 
@@ -151,6 +173,34 @@ def _weekday(match: re.Match, reference: datetime, prefer_future: bool) -> datet
     return _start_of_day(reference) + timedelta(days=days)
 
 
+def _this_weekday(match: re.Match, reference: datetime, prefer_future: bool) -> datetime:
+    """ "on Friday", "this Friday": the coming one in a plan, else the last one (today counts for both)."""
+    target = WEEKDAYS[match["weekday"].lower()]
+    if prefer_future:
+        return _start_of_day(reference) + timedelta(days=(target - reference.weekday()) % 7)
+    return _start_of_day(reference) - timedelta(days=(reference.weekday() - target) % 7)
+
+
+def _weekend(match: re.Match, reference: datetime, prefer_future: bool) -> datetime:
+    """The Saturday of the weekend meant: "this weekend" is the coming one, or the one under way."""
+    saturday = _start_of_day(reference) + timedelta(days=5 - reference.weekday())
+    return saturday + timedelta(days={"this": 0, "next": 7, "last": -7}[match["direction"].lower()])
+
+
+def _day_of_month(match: re.Match, reference: datetime, prefer_future: bool) -> datetime | None:
+    """ "on the 3rd": that day of this month, or of the next month in a plan once it has passed (of
+    the last month in a statement about the past when it is still to come)."""
+    day, step = int(match["day"]), 1 if prefer_future else -1
+    for months in range(0, 3):  # the 31st is not in every month: look two months on at most
+        month = reference.replace(day=1) + relativedelta(months=months * step)
+        candidate = _calendar_day(reference, month.year, month.month, day)
+        if candidate is None:
+            continue
+        if (candidate >= _start_of_day(reference)) if prefer_future else (candidate <= reference):
+            return candidate
+    return None
+
+
 def _month(match: re.Match, reference: datetime, prefer_future: bool) -> datetime:
     month = MONTHS[match["month"].lower()]
     if match["year"]:
@@ -191,18 +241,35 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else NUMBER_WORDS[" ".join(word.lower().split())]
 
 
-# Each expression with its resolver. find_time keeps the leftmost match; at the same position the
-# earlier entry wins, so the more specific patterns come first.
-_EXPRESSIONS: list[tuple[re.Pattern, Resolver]] = [
-    (re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I), _ago),
-    (re.compile(rf"\bin\s+{_COUNT}\s+{_UNIT}\b", re.I), _in_future),
-    (re.compile(rf"\bfor\s+(?:the\s+(?:past|last)\s+)?{_COUNT}\s+{_UNIT}\b", re.I), _for_the_past),
-    (re.compile(r"\bsince\s+last\s+year\b", re.I), _since_last_year),
-    (re.compile(rf"\b(?P<direction>last|next)\s+{_WEEKDAY}\b", re.I), _weekday),
-    (re.compile(rf"\b(?P<direction>last|next)\s+{_UNIT}\b", re.I), _last_or_next_unit),
-    (re.compile(r"\b(?P<word>yesterday|last\s+night|today|this\s+morning|tonight|tomorrow)\b", re.I), _day_word),
-    (re.compile(rf"\b(?:on\s+)?{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!\s*(?:years?|days?|%))", re.I), _date),
-    (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", re.I), _date),
-    (re.compile(rf"\b(?:since|in|from|during|by|until|last|this|next)\s+{_MONTH}(?:\s+{_YEAR})?\b", re.I), _month),
-    (re.compile(rf"\b(?:since|in|from|during|by|until|of)\s+{_YEAR}\b", re.I), _year),
+def _unit(match: re.Match) -> str:
+    return match["unit"].lower()
+
+
+def _unit_of_count(match: re.Match) -> str:
+    # "in two weeks" names a day two weeks on; "in three months" only the month.
+    return "day" if match["unit"].lower() in {"day", "week"} else match["unit"].lower()
+
+
+# Ordinals that count things, not days: "on the 3rd floor" is no date.
+_NOT_A_DAY = (r"(?!\s+(?:floor|row|place|time|grade|century|step|attempt|try|round|day|week|month|year|anniversary"
+              r"|birthday|edition|chapter|level|house|door|street|avenue|one|child|kid|son|daughter|baby)\b)")
+
+# Each expression with its resolver and the period it names. find_time keeps the leftmost match; at the
+# same position the earlier entry wins, so the more specific patterns come first.
+_EXPRESSIONS: list[tuple[re.Pattern, Resolver, Period]] = [
+    (re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.I), _ago, "day"),
+    (re.compile(rf"\bin\s+{_COUNT}\s+{_UNIT}\b", re.I), _in_future, _unit_of_count),
+    (re.compile(rf"\bfor\s+(?:the\s+(?:past|last)\s+)?{_COUNT}\s+{_UNIT}\b", re.I), _for_the_past, "day"),
+    (re.compile(r"\bsince\s+last\s+year\b", re.I), _since_last_year, "year"),
+    (re.compile(rf"\b(?P<direction>last|next)\s+{_WEEKDAY}\b", re.I), _weekday, "day"),
+    (re.compile(r"\b(?P<direction>this|next|last)\s+weekend\b", re.I), _weekend, "weekend"),
+    (re.compile(rf"\b(?P<direction>last|next)\s+{_UNIT}\b", re.I), _last_or_next_unit, _unit),
+    (re.compile(r"\b(?P<word>yesterday|last\s+night|today|this\s+morning|tonight|tomorrow)\b", re.I), _day_word, "day"),
+    (re.compile(rf"\b(?:on\s+)?{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!\s*(?:years?|days?|%))", re.I), _date, "day"),
+    (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", re.I), _date, "day"),
+    (re.compile(rf"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b{_NOT_A_DAY}", re.I), _day_of_month, "day"),
+    (re.compile(rf"\b(?:on|this|this\s+coming|coming)\s+{_WEEKDAY}\b", re.I), _this_weekday, "day"),
+    (re.compile(rf"\b(?:since|in|from|during|by|until|last|this|next)\s+{_MONTH}(?:\s+{_YEAR})?\b", re.I), _month,
+     "month"),
+    (re.compile(rf"\b(?:since|in|from|during|by|until|of)\s+{_YEAR}\b", re.I), _year, "year"),
 ]

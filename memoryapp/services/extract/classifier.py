@@ -1,0 +1,139 @@
+"""Two small classifiers over the MiniLM sentence vector of a piece of a message: is it a durable
+self-disclosure (something about the user or their people that still holds tomorrow), and which
+fact family is it about. Logistic regression, trained from the corpus' dev split by
+`python -m memoryapp.services.extract.train` and shipped as weights.npz; at run time only numpy dot
+products (importing scikit-learn would cost ingest a second per worker and nothing at all here)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+WEIGHTS_PATH = Path(__file__).resolve().parent / "weights.npz"
+
+# Lexical cues that say what kind of utterance a piece is, whatever it is about. They sit beside the
+# vector because MiniLM embeds topic far more than mood: "I live in Paris" and "if I lived in Paris"
+# are neighbours.
+_CUES: tuple[tuple[str, re.Pattern], ...] = tuple(
+    (name, re.compile(pattern, re.I))
+    for name, pattern in (
+        ("first_person", r"^(?:\W*)(?:i|i'm|im|i've|ive|i'd|my|we|we're|we've|our|me)\b"),
+        ("first_person_any", r"\b(?:i|i'm|im|i've|my|we|we're|our|me|mine)\b"),
+        ("question_mark", r"\?\s*$"),
+        ("question_start", r"^(?:\W*)(?:what|which|who|whom|whose|where|when|why|how|is|are|am|do|does|did|can|could"
+                           r"|would|should|will|shall|may|might|any|anyone|is there|are there)\b"),
+        ("addressee", r"\b(?:you|your|yours|you're|u)\b"),
+        ("request", r"^(?:\W*)(?:please|pls|can you|could you|would you|help me|tell me|give me|show me|write|draft"
+                    r"|make|find|suggest|recommend|explain|list|remind me|let's|lets)\b"),
+        ("hypothetical", r"\b(?:if|what if|suppose|supposing|imagine|pretend|hypothetically|would|wish|in case)\b"),
+        ("transient", r"\b(?:today|tonight|right now|this morning|this afternoon|this evening|at the moment"
+                      r"|currently|just now|rn|atm)\b"),
+        ("quote", r"[\"'\u201c\u201d\u2018].{3,}[\"'\u201c\u201d\u2019]|\b(?:said|says|told|tells|asked)\b"),
+        ("past_habit", r"\b(?:used to|once|when i was)\b"),
+        ("short", r"^\W*\w+(?:\W+\w+){0,2}\W*$"),
+        ("number", r"\d"),
+        ("proper_noun", r"(?<=\w )[A-Z][a-z]+"),
+        ("negation", r"\b(?:not|never|no|don't|dont|doesn't|can't|cannot|won't)\b"),
+    )
+)
+
+
+# What no durable fact is said as: a question, a request or order to the assistant, a supposition, a
+# quotation. A piece that reads so is never a memory, and rule output from it is dropped; the
+# classifier is trained on the other pieces only.
+_NOT_A_STATEMENT = re.compile(
+    r"\?\s*$"
+    r"|^\W*(?:if|what if|suppose|supposing|imagine|pretend|hypothetically|would|should i|could i|can you|could you"
+    r"|would you|will you|please|pls|give me|tell me|show me|write|draft|translate|summarize|summarise|explain"
+    r"|list|act as|act like|role-?play|you are|what|which|who|where|when|why|how)\b"
+    r"|(?:^|\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)",
+    re.I,
+)
+
+
+def not_a_statement(texts: list[str]) -> np.ndarray:
+    return np.array([bool(_NOT_A_STATEMENT.search(text)) for text in texts], dtype=bool)
+
+
+def cue_features(texts: list[str]) -> np.ndarray:
+    return np.array([[1.0 if pattern.search(text) else 0.0 for _, pattern in _CUES] for text in texts],
+                    dtype=np.float32).reshape(len(texts), len(_CUES))
+
+
+_NAMES = tuple(name for name, _ in _CUES)
+_NOT_PLAIN = tuple(_NAMES.index(name) for name in ("question_mark", "question_start", "request", "hypothetical",
+                                                    "transient", "quote"))
+
+
+def plain(cues: np.ndarray) -> np.ndarray:
+    """Which pieces are plain first-person statements: said by the speaker about themselves or theirs,
+    not asked, not requested, not supposed, not about this moment, not quoted. Most durable facts are
+    said so; for them the classifier's bar is lower."""
+    return (cues[:, _NAMES.index("first_person")] == 1) & (cues[:, list(_NOT_PLAIN)].sum(axis=1) == 0)
+
+
+def thresholds(x: np.ndarray, w: Weights | None = None) -> np.ndarray:
+    w = w or weights()
+    cues = x[:, -len(_CUES):]
+    return np.where(plain(cues), w.plain_threshold, w.durable_threshold)
+
+
+def features(texts: list[str], vectors: np.ndarray) -> np.ndarray:
+    """The classifiers' input: the unit sentence vector, then the cues."""
+    return np.hstack([np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1), cue_features(texts)])
+
+
+@dataclass(frozen=True)
+class Weights:
+    durable_coef: np.ndarray  # (features,)
+    durable_intercept: float
+    durable_threshold: float  # at or above: durable
+    plain_threshold: float  # the same for a plain first-person statement (classifier.plain)
+    veto_threshold: float  # below: confident that the piece holds no durable fact
+    family_coef: np.ndarray  # (families, features)
+    family_intercept: np.ndarray  # (families,)
+    families: tuple[str, ...]
+    dev_hash: str  # the dev files the weights were trained from (train.dev_hash)
+
+
+_weights: Weights | None = None
+_lock = threading.Lock()
+
+
+def load(path: Path = WEIGHTS_PATH) -> Weights:
+    with np.load(path, allow_pickle=False) as data:
+        return Weights(
+            durable_coef=data["durable_coef"],
+            durable_intercept=float(data["durable_intercept"]),
+            durable_threshold=float(data["durable_threshold"]),
+            plain_threshold=float(data["plain_threshold"]),
+            veto_threshold=float(data["veto_threshold"]),
+            family_coef=data["family_coef"],
+            family_intercept=data["family_intercept"],
+            families=tuple(str(f) for f in data["families"]),
+            dev_hash=str(data["dev_hash"]),
+        )
+
+
+def weights() -> Weights:
+    global _weights
+    if _weights is None:
+        with _lock:
+            if _weights is None:
+                _weights = load()
+    return _weights
+
+
+def durable_probability(x: np.ndarray, w: Weights | None = None) -> np.ndarray:
+    w = w or weights()
+    return 1.0 / (1.0 + np.exp(-(x @ w.durable_coef + w.durable_intercept)))
+
+
+def family(x: np.ndarray, w: Weights | None = None) -> list[str]:
+    w = w or weights()
+    scores = x @ w.family_coef.T + w.family_intercept
+    return [w.families[i] for i in np.argmax(scores, axis=1)]

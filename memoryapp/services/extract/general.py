@@ -1,0 +1,391 @@
+"""The general path of the offline extractor: whatever durable thing a user says about themselves or
+their people becomes a memory, even when no rule knows its family.
+
+A message is cut into pieces (sentences, then clauses where a new subject, a question or a request
+starts). Each piece is classified (services.extract.classifier: durable self-disclosure or not, and
+which fact family). A durable piece that no rule candidate covers becomes a self-contained
+third-person memory in its own words ("gluten makes me sick" -> "Gluten makes Maria sick."), in the
+slot of its family, so that a later statement in the same slot replaces it. A rule candidate from a
+piece the classifier is confident holds nothing durable (a question, a request, a hypothetical, a
+passing state) is dropped, except retractions, corrections and standing instructions.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from difflib import SequenceMatcher
+
+import numpy as np
+
+from . import classifier
+from .base import Candidate, EpisodeInput
+from .grammar import possessive, sentence
+
+GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
+GENERAL_IMPORTANCE = 5
+SOURCES = frozenset({"user"})  # the general path reads only what the user says in the conversation
+
+# Family -> (slot attribute, whether a person holds one value at a time). Attribute names are the
+# rules' where the rules have the slot (city, job, employer, diet, age, name, relationship_status),
+# so a statement the rules read and a later one only the general path reads meet in one slot.
+# Single: a new value replaces the old one (you live in one city, have one job title, one phone).
+# Multi: values accumulate (languages, pets, hobbies); only an explicit replacement ends one.
+SLOTS: dict[str, tuple[str, bool]] = {
+    "name": ("name", True), "nickname": ("nickname", True), "age": ("age", True), "birthday": ("birthday", True),
+    "home": ("city", True), "moves": ("city", True), "home_type": ("home_type", True),
+    "hometown": ("hometown", True), "nationality": ("nationality", False), "job": ("job", True),
+    "employer": ("employer", True), "workplace": ("workplace", True), "education": ("education", True),
+    "school": ("school", True), "degree": ("degree", True), "partner": ("partner", True),
+    "marriage": ("relationship_status", True), "boss": ("boss", True), "diet": ("diet", True),
+    "religion": ("religion", True), "phone": ("phone", True), "car": ("car", True), "commute": ("commute", True),
+    "clothing_size": ("clothing_size", True), "home_life": ("home_life", True), "politics": ("politics", True),
+}
+SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
+
+# Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
+# switched to Italian" ends "learning French"); the others only say a single value changed.
+_REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
+                r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
+                r"|retired|traded|ditched|said goodbye")
+_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
+                     r"|just|as of|anymore|hit|promoted|graduated|since)\b", re.I)
+_REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays)\b", re.I)
+_STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded)\b",
+                            re.I)
+_NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
+# ...unless the words say the new value joins the old ones ("we have a second cat now").
+_ADDS = re.compile(r"\b(?:also|another|second|third|one more|in addition)\b|\b(?:too|as well)\s*(?:[.,!;]|$)", re.I)
+CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statements may be when it says a change
+# A piece that only ends the old value ("I quit German", "Marco and I broke up"): with a new value in
+# the same message it is not written, or the old value's words would stay current.
+_ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
+                        r"|stopped|moved out|no longer)\b", re.I)
+
+_PIECE_BREAK = re.compile(
+    r"\s*;\s*|\s+[-\u2013\u2014]+\s+|\s*\u2014\s*"
+    r"|,\s+(?=(?:and |but |so |plus )?(?:now |then |since )?(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|our|he|she"
+    r"|they|it's|can you|could you|would you|please|what|which|how|where|when|any|should i|is there|do you|\w+ing"
+    r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
+    r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got|became|now)\b)",
+    re.I,
+)
+_FILLER = re.compile(
+    r"^(?:big news|good news|fun fact|quick intro|quick update|update|heads up|side note|random|so yeah|yeah so"
+    r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
+    r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello|since|because|as"
+    r"|although|though|while|now that|fwiw|imo|ngl)\b\s*[:,!.\-]*\s*",
+    re.I,
+)
+_TAIL = re.compile(r"(?:\s+(?:lol|haha+|lmao|xd|:\)|:\(|:d))+\s*$", re.I)
+_MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall", "cannot"})
+_ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "often", "sometimes", "mostly",
+            "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
+            "literally", "even", "already", "definitely", "rarely", "hardly", "barely", "mainly", "generally")
+_PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", "met", "became", "began", "bought",
+                   "sold", "grew", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
+                   "gave", "broke", "split", "thought", "told", "said", "wrote", "won", "hit", "put", "let", "read",
+                   "spent", "taught", "caught", "brought", "fought", "flew", "swam", "sang", "rode", "chose", "fell",
+                   "forgot", "heard", "held", "knew", "paid", "sent", "set", "sat", "stood", "understood", "wore",
+                   "used", "born", "raised"})
+_IRREGULAR_THIRD = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "'m": "is", "'ve": "has",
+                    "be": "is"}
+_CONTRACTED = [
+    (r"\b(?:i'm|im)\b", "I am"), (r"\bi've\b", "I have"), (r"\bi'll\b", "I will"), (r"\bi'd\b", "I would"),
+    (r"\bwe're\b", "we are"), (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"), (r"\bive\b", "I have"),
+]
+
+
+def pieces(text: str) -> list[str]:
+    """The message cut where a new statement, question or request starts, each cleaned of emoji."""
+    from .rules import split_sentences  # late: the rules module hooks this one in
+
+    found = []
+    for part in split_sentences(_clean(text)):
+        for piece in _PIECE_BREAK.split(part):
+            piece = _without_fillers(piece).strip(" ,.")
+            if re.search(r"\w", piece):
+                found.append(piece)
+    return found
+
+
+def _clean(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    kept = "".join(c for c in text if unicodedata.category(c) not in ("So", "Sk", "Cs", "Co")
+                   and c not in "\u200d\ufe0f")
+    return " ".join(kept.split())
+
+
+def _without_fillers(text: str) -> str:
+    """ "Big news: so yeah I moved" -> "I moved": what comes before the statement says nothing durable."""
+    while True:
+        stripped = _FILLER.sub("", text.strip(), count=1)
+        if stripped == text.strip():
+            return stripped
+        text = stripped
+
+
+def third_person(piece: str, who: str) -> str:
+    """The piece as a statement about `who` ("Maria", "the user"): fillers, a trailing "lol" and the
+    final punctuation gone, the speaker's words turned to the third person, content words kept."""
+    text = _TAIL.sub("", _without_fillers(piece)).strip(" ,.!?:;")
+    if not text:
+        return ""
+    for pattern, replacement in _CONTRACTED:
+        text = re.sub(pattern, replacement, text, flags=re.I)
+    whose = possessive(who)
+    starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
+    # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
+    text = re.sub(rf"\bI((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
+                  lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
+    text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
+                  lambda m: f"{whose} household{m[1]} {_agreeing(m[2])}", text, count=1, flags=re.I)
+    text = re.sub(r"\b(?:we|us)\b", "they", text, flags=re.I) if not starts_with_speaker else text
+    text = re.sub(r"\bI\b", who, text)
+    # "my" after the speaker is named in the same sentence is "their" ("Maria quit their job"), else
+    # the speaker's possessive ("Maria's dog is called Rex").
+    text = re.sub(r"\b(?:my|our)\b",
+                  lambda m: "their" if re.search(rf"\b{re.escape(who)}\b", text[: m.start()], re.I) else whose,
+                  text, flags=re.I)
+    text = re.sub(r"\b(?:me|myself)\b", who, text, flags=re.I)
+    text = re.sub(r"\bmine\b", whose.rstrip("s").rstrip("'") + "'s", text, flags=re.I)
+    text = re.sub(r"\bi\b", who, text)
+    if not starts_with_speaker and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
+        first = text.split(" ", 1)[0].lower()
+        if first in _PAST or first.endswith("ed") or first in _ADVERBS:
+            text = f"{who} {text}"  # "Moved back home to Seville": the speaker is understood
+        elif first.endswith("ing") and len(first) > 4:
+            text = f"{who} is {text}"
+        elif text[:1].islower():
+            text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
+    return sentence(text) + "."
+
+
+def _agreeing(verb: str) -> str:
+    lowered = verb.lower()
+    if lowered in _IRREGULAR_THIRD:
+        return _IRREGULAR_THIRD[lowered]
+    if lowered in _MODALS or lowered in _PAST or lowered.endswith(("ed", "n't")) or not lowered.isalpha():
+        return verb
+    if lowered in {"was", "were"}:
+        return "was"
+    if re.search(r"[^aeiou]y$", lowered):
+        return lowered[:-1] + "ies"
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return lowered + "es"
+    return lowered + "s"
+
+
+def complete(
+    episodes: list[EpisodeInput], candidates: list[Candidate], *, subject: str, who: str
+) -> list[Candidate]:
+    """The rules' `candidates` for `episodes`, without those from pieces that hold nothing durable,
+    plus a general candidate for each durable piece no rule covered."""
+    work: list[tuple[int, EpisodeInput, list[str]]] = []
+    for index, episode in enumerate(episodes):
+        if episode.source in SOURCES:
+            found = pieces(episode.content)
+            if found:
+                work.append((index, episode, found))
+    if not work:
+        return candidates
+    texts = [piece for _, _, found in work for piece in found]
+    x = classifier.features(texts, _vectors(work))
+    probability = np.where(classifier.not_a_statement(texts), 0.0, classifier.durable_probability(x))
+    margin = probability - classifier.thresholds(x)  # at least 0: durable
+    families = classifier.family(x)
+    # A message that says something changed is about one slot: its pieces ("I left Accenture",
+    # "joined Loopwise") take the family of the whole message, which a short piece alone often misses.
+    at = 0
+    for _, episode, found in work:
+        if len(found) > 1 and _CHANGE.search(episode.content):
+            whole = x[at : at + len(found)].mean(axis=0, keepdims=True)
+            families[at : at + len(found)] = classifier.family(whole) * len(found)
+        at += len(found)
+    weights = classifier.weights()
+    kept = list(candidates)
+    added: list[Candidate] = []
+    at = 0
+    for index, episode, found in work:
+        scores, kinds = probability[at : at + len(found)], families[at : at + len(found)]
+        margins = margin[at : at + len(found)]
+        at += len(found)
+        own = [c for c in candidates if c.episode_index == index]
+        for piece, score in zip(found, scores, strict=True):
+            if score < weights.veto_threshold:
+                for candidate in own:
+                    if _protected(candidate) or not _from_piece(candidate, piece, own):
+                        continue
+                    if candidate in kept:
+                        kept.remove(candidate)
+        added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who)
+    return sorted(kept + added, key=lambda c: c.episode_index)
+
+
+def _vectors(work) -> np.ndarray:
+    """One vector per piece: a one-piece message's stored episode vector (what it is trained on too,
+    see train.examples), the others encoded in one batch."""
+    from memoryapp import embeddings  # imported late: the rules alone never load the model
+
+    rows: list = []
+    missing: list[tuple[int, str]] = []
+    for _, episode, found in work:
+        if len(found) == 1 and episode.vector is not None:
+            rows.append(np.asarray(episode.vector, dtype=np.float32))
+            continue
+        for piece in found:
+            missing.append((len(rows), encoded_text(episode.content, found, piece)))
+            rows.append(None)
+    if missing:
+        for (row, _), vector in zip(missing, embeddings.encode([text for _, text in missing]), strict=True):
+            rows[row] = vector
+    return np.vstack(rows)
+
+
+def encoded_text(content: str, found: list[str], piece: str) -> str:
+    """What a piece's vector is computed from: the whole message when it is one piece."""
+    return content if len(found) == 1 else piece
+
+
+def _protected(candidate: Candidate) -> bool:
+    return candidate.relation in ("retract", "correct", "negate") or candidate.kind == "procedural"
+
+
+def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:
+    """Whether the rule candidate was read from this piece: most of its value's words are in it
+    ("eats eggs" from "I still eat eggs")."""
+    words = {_stem(w) for w in re.findall(r"\w+", candidate.value)}
+    if not words:
+        return False
+    said = {_stem(w) for w in re.findall(r"\w+", piece)}
+    return len(words & said) * 2 >= len(words)
+
+
+def _stem(word: str) -> str:
+    return word.lower().rstrip("s")[:8]
+
+
+_PLAIN_WORDS = frozenset(_ADVERBS) | {"really", "because", "though", "although", "without", "whatever", "anything",
+                                       "something", "everything", "nothing", "always", "pretty", "little", "months",
+                                       "weeks", "years", "honestly", "actually"}
+
+
+def _key_words(piece: str) -> set[str]:
+    """What a memory of the piece must keep: names, numbers and the longer content words."""
+    words = re.findall(r"[\w'-]+", piece)
+    return {w.lower() for i, w in enumerate(words)
+            if w.lower() not in _PLAIN_WORDS and w.lower() != "i"
+            and ((i and w[:1].isupper()) or any(c.isdigit() for c in w) or len(w) >= 6)}
+
+
+def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
+    """Whether the rule candidates already say what the piece says. One rule memory must hold all its
+    names and content words ("the sister is a vet" and "the sister's name is Ana" do not say that Ana is
+    a vet), except that facts of the user's own may share them out ("Sam is vegetarian", "Sam lives in
+    Porto" say "I'm vegetarian and I live in Porto")."""
+    if not any(_from_piece(c, piece, own) for c in own):
+        return False
+    wanted = {_stem(w) for w in _key_words(piece)}
+
+    def holds(candidates: list[Candidate]) -> bool:
+        words = {_stem(w) for c in candidates for w in re.findall(r"\w+", c.text)}
+        return all(_said(word, words) for word in wanted)
+
+    return any(holds([c]) for c in own) or holds([c for c in own if c.subject == subject])
+
+
+def _said(word: str, words: set[str]) -> bool:
+    """The word or a spelling of it ("favourite" in "favorite", "colour" in "color")."""
+    return word in words or any(SequenceMatcher(None, word, other).ratio() >= 0.8 for other in words)
+
+
+def _general(index, episode, found, margins, kinds, own, *, subject, who) -> list[Candidate]:
+    message_changes = bool(_CHANGE.search(episode.content))
+    # Words that say a value was replaced make a statement more likely to be about the speaker's life.
+    bar = -CHANGE_MARGIN if _STRONG_CHANGE.search(episode.content) else 0.0
+    chosen = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
+              if margin >= bar and not _covered(piece, own, subject)]
+    ending = [c for c in chosen if _ENDS_ONLY.search(c[0])]
+    if message_changes and ending:
+        # "I quit German, doing Mandarin now": the piece that only ends the old value is not written when
+        # another statement of the message says what holds now, even one the classifier alone would doubt:
+        # the message as a whole was judged durable.
+        rest = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
+                if (piece, kind) not in ending and margin > -CHANGE_MARGIN and not _ENDS_ONLY.search(piece)
+                and not _covered(piece, own, subject)]
+        if rest:
+            chosen = [(piece, ending[0][1]) for piece, _ in rest]
+    taken = {c.attribute for c in own if c.attribute and c.subject == subject}
+    taken_by = {(c.subject, c.attribute) for c in own if c.attribute}
+    # One value per single slot from one message: the piece that says "now" if one does, else the first
+    # ("I'm vegetarian again; vegan was too hard": the rest comments on it).
+    chosen.sort(key=lambda c: not _NOW.search(c[0]))
+    filled: set[tuple[str, str]] = set()
+    made = []
+    for piece, kind in chosen:
+        text = third_person(piece, who)
+        if not text or len(text) < 8:
+            continue
+        attribute, single = SLOTS.get(kind, (kind, False))
+        about = _about(piece, text, subject=subject, who=who)
+        if about is None:
+            attribute = ""  # about someone or something else: never in a slot of the user's
+        if about and about != subject and (about, attribute) in taken_by:
+            attribute = ""
+        if about == subject and attribute in taken:
+            attribute = ""  # the rules already fill this slot from this message: keep the words beside it
+        if attribute and single and (about, attribute) in filled:
+            if message_changes:
+                continue  # what the old value was like: it must not stay current beside the new one
+            attribute = ""
+        if attribute and single:
+            filled.add((about, attribute))
+        relation = "state"
+        if attribute and message_changes and (single or (_REPLACES.search(episode.content)
+                                                           and not _ADDS.search(episode.content))):
+            relation = "change"
+        value = _value(text, who)
+        if attribute in _NAME_TEXTS and about == subject:
+            # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
+            found_name = _PROPER_NAME.search(piece)
+            if found_name is None:
+                attribute = ""
+            else:
+                value = found_name[0]
+                text = _NAME_TEXTS[attribute].format(value=value, who=sentence(who))
+        made.append(Candidate(
+            text=text, subject=about or subject, attribute=attribute, value=value,
+            valid_from=episode.occurred_at, importance=GENERAL_IMPORTANCE, confidence=GENERAL_CONFIDENCE,
+            relation=relation, episode_index=index,
+        ))
+    return made
+
+
+def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
+    """Whose fact the piece states, as candidates name it: the user (`subject`), one of their people
+    ("sam's mom": "my mom is 64", "Mom hit 65"), or None for anyone or anything else."""
+    from .rules import RELATIVES, relative_key  # late: the rules module hooks this one in
+
+    people = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
+    relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({people})\b", piece, re.I)
+    if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()):
+        return f"{subject}'s {relative_key(relative[1])}"
+    if _SPEAKER.search(piece) or text.startswith(sentence(who)):
+        return subject
+    if _SOMEONE_ELSE.match(piece):
+        return None  # "Aisha moved to Lagos", "Tokyo has ...", "she needs more space": someone else's
+    return subject
+
+
+_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
+_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:is|was|has|had|and|\w+s|\w+ed)\b|(?:he|she|they|it)\b", re.I)
+
+
+# A run of capitalised words after the first word: "I'm Olga Petrova", "everyone calls me Dani now".
+_PROPER_NAME = re.compile(r"(?<=\s)(?!I\b)(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3}")
+_NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}
+
+
+def _value(text: str, who: str) -> str:
+    value = text[len(who) + 1 :] if text.lower().startswith(who.lower() + " ") else text
+    return value.rstrip(".")[:200]

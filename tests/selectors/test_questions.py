@@ -1,0 +1,149 @@
+"""Questions as agents ask them, with the real model: in the first person, naming the user, about
+things never said; and scores that mean one thing (issue 18, items 1, 2 and 4)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryapp.selectors.questions import third_person
+from memoryapp.selectors.ranking import TIE_BREAK, Weights
+from memoryapp.selectors.scoping import Principal
+from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
+from memoryapp.web.queries import MemoryFilters, memories_listing
+from tests.factories import at, make_memory, make_user, say
+
+pytestmark = pytest.mark.django_db
+
+SAM = {
+    "Sam lives in Lisbon.": 6,
+    "Sam works as a nurse at Santa Maria hospital.": 7,
+    "Sam has a dog named Biscuit.": 5,
+    "Sam is allergic to penicillin.": 9,
+    "Sam is vegan.": 8,
+    "Sam's sister Ana lives in Porto.": 5,
+    "Sam plays the guitar.": 4,
+    "Sam drives a blue Toyota.": 4,
+    "Sam's birthday is on 3 March.": 6,
+    "Sam prefers tea over coffee.": 4,
+    "Sam is learning Japanese.": 5,
+    "Sam runs every morning before work.": 5,
+    "Sam's favourite film is Spirited Away.": 3,
+    "Sam has two children.": 7,
+    "Sam speaks Portuguese and English.": 5,
+}
+
+
+@pytest.fixture
+def sam(acme):
+    sam = make_user(acme, "sam")
+    for text, importance in SAM.items():
+        make_memory(sam, text, importance=importance)
+    return sam
+
+
+def texts(result):
+    return [hit.item.text if hasattr(hit.item, "text") else hit.item.content for hit in result.hits]
+
+
+def ask(user, query, **params):
+    return search_memories(Principal.for_user(user), user=user, params=SearchParams(query=query, **params))
+
+
+def test_first_person_is_rewritten_to_the_name_memory_texts_use():
+    assert third_person("am I allergic to anything?", "Sam") == "is Sam allergic to anything?"
+    assert third_person("what's my dog called?", "Sam") == "what's Sam's dog called?"
+    assert third_person("where do I live?", "the user") == "where does the user live?"
+    assert third_person("What did I tell you about me?", "James") == "What did James tell you about James?"
+
+
+@pytest.mark.parametrize(
+    "first, third, answer",
+    [
+        ("where do I live?", "Where does Sam live?", "Sam lives in Lisbon."),
+        ("what's my dog called?", "What is Sam's dog called?", "Sam has a dog named Biscuit."),
+        ("am I allergic to anything?", "Is Sam allergic to anything?", "Sam is allergic to penicillin."),
+        ("what do I do for work?", "What does Sam do for work?", "Sam works as a nurse at Santa Maria hospital."),
+    ],
+)
+def test_first_person_questions_find_what_third_person_ones_do(sam, first, third, answer):
+    mine, theirs = ask(sam, first, k=1), ask(sam, third, k=1)
+    assert texts(mine) == texts(theirs) == [answer]
+
+
+def test_first_person_questions_find_memories_in_the_dashboard_search(sam):
+    listing = memories_listing(Principal.for_user(sam), user=sam, filters=MemoryFilters(query="where do I live?"))
+    assert listing.rows and listing.rows[0].text == "Sam lives in Lisbon."
+
+
+def test_first_and_third_person_questions_find_the_same_episode(acme):
+    sam = make_user(acme, "sam")
+    say(sam, "I have a dog named Biscuit, he's a beagle.", when="2025-01-02")
+    say(sam, "We went hiking in Sintra on Sunday.", when="2025-01-03")
+    say(sam, "Work was busy, three night shifts in a row.", when="2025-01-04")
+    principal = Principal.for_user(sam)
+    for query in ("what's my dog called?", "What is Sam's dog called?"):
+        result = search_episodes(principal, user=sam, params=SearchParams(query=query, k=1))
+        assert texts(result) == ["I have a dog named Biscuit, he's a beagle."], query
+
+
+def test_a_clearly_better_answer_beats_a_more_important_one(acme):
+    """Relevance first: importance (8 against 7) and recency only break near-ties."""
+    riley = make_user(acme, "riley")
+    make_memory(riley, "Riley works as a nurse.", importance=7, valid_from=at("2024-06-01"),
+                last_accessed_at=timezone.now() - timedelta(days=300))
+    make_memory(riley, "Riley is vegan.", importance=8, valid_from=at("2024-01-01"))
+    make_memory(riley, "Riley has a cat called Pixel.", importance=5, valid_from=at("2024-01-01"))
+    result = ask(riley, "What was Riley's job in February 2025?", k=1, as_of=at("2025-02-15"))
+    assert texts(result) == ["Riley works as a nurse."]
+
+
+def test_importance_still_breaks_a_near_tie(acme):
+    riley = make_user(acme, "riley")
+    make_memory(riley, "Riley drinks her coffee black.", importance=3)
+    make_memory(riley, "Riley drinks her coffee black every morning.", importance=9)
+    both = ask(riley, "How does Riley take her coffee?", k=2, mmr_lambda=1.0, weights=Weights(1, 0, 1))
+    gap = abs(both.hits[0].components["relevance"] - both.hits[1].components["relevance"])
+    assert gap < TIE_BREAK  # a near-tie of relevance (importance may add up to TIE_BREAK at this weight) ...
+    assert texts(both)[0] == "Riley drinks her coffee black every morning."  # ... which importance decides
+
+
+@pytest.mark.parametrize("query", ["When is Riley's dentist appointment?", "When is my dentist appointment?",
+                                   "When is the dentist appointment?", "What is Riley's blood type?"])
+def test_naming_the_user_does_not_make_a_question_about_nothing_relevant(acme, query):
+    riley = make_user(acme, "riley")
+    for text in ("Riley lives in Berlin.", "Riley works as a data engineer at Zalando.",
+                 "Riley is allergic to peanuts.", "Riley is vegan.", "Riley plays the guitar."):
+        make_memory(riley, text)
+    result = ask(riley, query)
+    assert result.abstained and result.hits == []
+
+
+def test_a_question_naming_the_user_does_not_bring_back_everything_of_theirs(sam):
+    result = ask(sam, "What does Sam eat?", k=20)
+    assert texts(result)[0] == "Sam is vegan."
+    assert len(result.hits) <= 3, texts(result)
+
+
+def test_results_come_in_the_order_of_the_score_they_show_on_the_scale_of_min_score(sam):
+    result = ask(sam, "What does Sam like?", k=10, min_score=0.2)
+    scores = [hit.score for hit in result.hits]
+    assert len(scores) >= 3 and scores == sorted(scores, reverse=True)
+    assert result.ordered_by == "score"
+    for hit in result.hits:
+        assert hit.score >= 0.2
+        assert 0 <= hit.score - hit.components["relevance"] <= TIE_BREAK + 1e-6  # relevance plus a tie-break
+    stricter = ask(sam, "What does Sam like?", k=10, min_score=scores[1])
+    assert [hit.score for hit in stricter.hits] == scores[:2] or [hit.score for hit in stricter.hits] == scores[:3]
+
+
+def test_diversification_chooses_results_but_never_their_order(acme):
+    alice = make_user(acme, "alice")
+    for text in ("Alice drinks her coffee black.", "Alice drinks her coffee black, always.",
+                 "Alice always drinks her coffee black.", "Alice drinks green tea in the afternoon.",
+                 "Alice buys coffee beans from a roaster."):
+        make_memory(alice, text)
+    result = ask(alice, "how does Alice take her coffee", k=3, mmr_lambda=0.5, min_score=0)
+    scores = [hit.score for hit in result.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert sum("black" in t for t in texts(result)) < 3

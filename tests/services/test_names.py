@@ -1,0 +1,124 @@
+"""How memory texts name the user (issue 17, item 4): by the name they give, or the display name an
+admin set, or a readable external id; never by an email address or an opaque id. Grammar right."""
+
+import io
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+
+from memoryapp.models import Memory
+from memoryapp.services.actors import ActorRef
+from memoryapp.services.extract.base import EpisodeInput
+from memoryapp.services.extract.grammar import article, possessive, readable_name
+from memoryapp.services.extract.rules import RulesExtractor
+from memoryapp.services.extraction import episodes_extract, user_display_name
+from memoryapp.services.tenancy import user_display_name_set
+from tests.factories import make_user, say
+
+NOW = datetime(2025, 3, 5, 10, 0, tzinfo=UTC)
+
+
+def texts(subject, *turns, source="user"):
+    """The texts the rules write for these turns, by attribute (what else is written is not at issue)."""
+    candidates = RulesExtractor().extract([EpisodeInput(t, NOW, source) for t in turns], subject=subject)
+    return {c.attribute: c.text for c in candidates if c.attribute}
+
+
+@pytest.mark.parametrize(
+    "external_id",
+    ["Usr_7f3a9c21", "maria@example.com", "550e8400-e29b-41d4-a716-446655440000", "9f86d081884c7d65",
+     "deadbeefcafe", "u_102938", "user", "customer-48213", "XK3J9Q2ZP"],
+)
+def test_an_email_or_opaque_id_is_never_used_as_a_name(external_id):
+    written = texts(external_id, "I live in Madrid.", "My sister is a doctor.", "I left my job.")
+    assert (written["city"], written["job"], written["employer"]) == (
+        "The user lives in Madrid.", "The user's sister is a doctor.", "The user left their job.")
+
+
+@pytest.mark.parametrize(("external_id", "name"), [("sam", "Sam"), ("riley", "Riley"), ("mary-jane", "Mary-Jane")])
+def test_a_readable_external_id_is_used_capitalised(external_id, name):
+    assert readable_name(external_id) == name
+    assert texts(external_id, "I live in Madrid.")["city"] == f"{name} lives in Madrid."
+
+
+def test_the_name_the_user_gives_names_them_from_then_on():
+    written = texts("maria@example.com", "Hi, I am Maria", "I live in Madrid.", "my brother is a nurse")
+    assert (written["name"], written["city"], written["job"]) == (
+        "The user's name is Maria.", "Maria lives in Madrid.", "Maria's brother is a nurse.")
+
+
+def test_a_name_on_a_web_page_does_not_rename_the_user():
+    episodes = [EpisodeInput("My name is Bob.", NOW, source="web"), EpisodeInput("I live in Madrid.", NOW)]
+    city = [c for c in RulesExtractor().extract(episodes, subject="usr_91") if c.attribute == "city"]
+    assert [c.text for c in city] == ["The user lives in Madrid."]
+
+
+def test_possessives_and_articles_read_right():
+    assert texts("james", "My sister is a teacher.")["job"] == "James's sister is a teacher."
+    assert texts("riley", "I'm a UX designer.")["job"] == "Riley is a UX designer."
+    assert texts("riley", "I am an engineer.")["job"] == "Riley is an engineer."
+    assert [article(p) + p for p in ("UX designer", "hour", "university lecturer", "MBA", "apple", "European",
+                                     "HR manager", "urgent matter", "NASA engineer")] == [
+        "a UX designer", "an hour", "a university lecturer", "an MBA", "an apple", "a European", "an HR manager",
+        "an urgent matter", "a NASA engineer"]
+    assert (possessive("James"), possessive("the user")) == ("James's", "the user's")
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the store
+# ---------------------------------------------------------------------------------------------
+
+
+def tell(user, content, when, attribute, session="s"):
+    """The memory written for `attribute` from this message."""
+    episode = say(user, content, when=when, session=session)
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+    return Memory.objects.get(user=user, attribute=attribute, sources=episode)
+
+
+@pytest.mark.django_db
+def test_a_name_said_in_one_conversation_names_the_user_in_later_ones(acme):
+    maria = make_user(acme, "maria@example.com")
+    named = tell(maria, "Hi, I am Maria", "2025-03-01", "name", session="first")
+    assert named.text == "The user's name is Maria."
+    city = tell(maria, "I live in Madrid.", "2025-03-02", "city", session="second")
+    assert city.text == "Maria lives in Madrid."
+
+
+@pytest.mark.django_db
+def test_an_opaque_id_user_is_the_user_until_they_say_their_name(acme):
+    user = make_user(acme, "Usr_7f3a9c21")
+    city = tell(user, "I live in Madrid.", "2025-03-01", "city")
+    assert city.text == "The user lives in Madrid."
+    tell(user, "My name is Ana.", "2025-03-02", "name")
+    job = tell(user, "I work as a nurse.", "2025-03-03", "job")
+    assert job.text == "Ana is a nurse."
+    city.refresh_from_db()
+    assert city.text == "The user lives in Madrid.", "memories already written keep their text"
+
+
+@pytest.mark.django_db
+def test_an_admin_display_name_names_the_user_unless_they_said_their_own(acme):
+    user = make_user(acme, "c-7f3a9c21")
+    out = io.StringIO()
+    call_command("set_display_name", org=acme.name, user="c-7f3a9c21", name="Maria", stdout=out)
+    assert "Maria" in out.getvalue()
+    city = tell(user, "I live in Madrid.", "2025-03-01", "city")
+    assert city.text == "Maria lives in Madrid."
+
+    tell(user, "My name is Mia.", "2025-03-02", "name")
+    user.refresh_from_db()
+    assert user_display_name(user) == "Mia", "what the user says about themselves wins"
+    job = tell(user, "I'm a teacher.", "2025-03-03", "job")
+    assert job.text == "Mia is a teacher."
+
+
+@pytest.mark.django_db
+def test_clearing_the_display_name_falls_back_to_a_readable_id_or_the_user(acme):
+    riley, opaque = make_user(acme, "riley"), make_user(acme, "a81f09d2c4")
+    for user in (riley, opaque):
+        user_display_name_set(user=user, display_name="  Someone   Else ")
+        assert user_display_name(user) == "Someone Else"
+        user_display_name_set(user=user, display_name="")
+    assert (user_display_name(riley), user_display_name(opaque)) == ("Riley", "the user")
