@@ -76,6 +76,13 @@ def search_response(view: Api, search, item_name: str, item_json, *, endpoint: s
     })
 
 
+def agent_lookup_logged(principal, items: list, *, endpoint: str, user=None, query: str = "") -> None:
+    """DESIGN: every read by an agent leaves an access log row (a lookup, not a recall)."""
+    if principal.agent is not None:
+        access_record(principal, items=list(items), query=query, endpoint=endpoint,
+                      user_id=user.id if user is not None else None, recalled=False)
+
+
 PREVIEW = OpenApiParameter(
     "preview", bool,
     description="true (also 1, yes, on): what would be deleted and recomputed; nothing is. false (0, no, off) or "
@@ -160,12 +167,14 @@ class EpisodesView(Api):
         principal = self.principal
         params = self.valid(EpisodeListQuery, request.query_params.dict())
         episodes = scoped_episodes(principal).select_related("user", "project")
-        if params.get("user"):
-            episodes = episodes.filter(user=user_visible(principal, params["user"]))
+        user = user_visible(principal, params["user"]) if params.get("user") else None
+        if user is not None:
+            episodes = episodes.filter(user=user)
         if params.get("session"):
             episodes = episodes.filter(session=params["session"])
         paginator = NewestFirst("occurred_at")
         page = paginator.paginate_queryset(episodes, request, view=self)
+        agent_lookup_logged(principal, page, endpoint="episodes", user=user)
         return paginator.get_paginated_response([s.episode_json(e) for e in page])
 
 
@@ -180,7 +189,9 @@ class EpisodeSearchView(Api):
 class EpisodeView(Api):
     @extend_schema(responses=dict)
     def get(self, request, episode_id):
-        return Response(s.episode_json(episode_visible(self.principal, episode_id)))
+        episode = episode_visible(self.principal, episode_id)
+        agent_lookup_logged(self.principal, [episode], endpoint="episodes/{id}", user=episode.user)
+        return Response(s.episode_json(episode))
 
     @extend_schema(parameters=[PREVIEW], responses={200: dict})
     def delete(self, request, episode_id):
@@ -218,6 +229,7 @@ class MemoriesView(Api):
         memories = memories_listed(principal, user=user, **params)
         paginator = NewestFirst("recorded_at")
         page = paginator.paginate_queryset(memories, request, view=self)
+        agent_lookup_logged(principal, page, endpoint="memories", user=user, query=params.get("q", ""))
         return paginator.get_paginated_response([s.memory_json(m) for m in page])
 
 
@@ -255,6 +267,7 @@ class MemoryView(Api):
     @extend_schema(responses=dict)
     def get(self, request, memory_id):
         memory = memory_visible(self.principal, memory_id)
+        agent_lookup_logged(self.principal, [memory], endpoint="memories/{id}", user=memory.user)
         return Response({**s.memory_json(memory, detail=True), "history": _history(memory)})
 
     @extend_schema(request=s.MemoryCorrectIn, responses=dict)

@@ -9,9 +9,11 @@ checked here, by the REST authentication, before the SDK sees anything."""
 from __future__ import annotations
 
 import functools
+import json
 
 import anyio
 from asgiref.sync import async_to_sync
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -19,7 +21,7 @@ from rest_framework import exceptions
 from rest_framework.settings import api_settings
 
 from memoryapp.api.auth import AgentKeyAuthentication
-from memoryapp.mcp_server.server import Context, build_server
+from memoryapp.mcp_server.server import CLIENT_NAME_KEY, Context, build_server
 from memoryapp.models import Agent
 
 AGENT_KEY = "memoryapp.agent"  # where the view leaves the authenticated agent in the ASGI scope
@@ -49,12 +51,35 @@ def mcp_view(request: HttpRequest) -> HttpResponse:
             raise exceptions.PermissionDenied("this agent has been disabled by an administrator")
     except exceptions.APIException as exc:
         return _refused(exc)
-    status, headers, body = async_to_sync(_serve)(_scope(request, agent), request.body)
+    scope = _scope(request, agent)
+    scope[CLIENT_NAME_KEY] = _client_name(request.body, agent)
+    status, headers, body = async_to_sync(_serve)(scope, request.body)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in ("content-length", "transfer-encoding", "connection"):
             response[name] = value
     return response
+
+
+CLIENT_NAME_SECONDS = 7 * 24 * 3600
+
+
+def _client_name(body: bytes, agent: Agent) -> str:
+    """The client's name for the access log. Stateless HTTP keeps no session, so the name an initialize
+    request gives is remembered for the key (one client per key is the usual set-up) and read back for
+    the calls that follow."""
+    key = f"mcp-client:{agent.pk}"
+    try:
+        message = json.loads(body or b"{}")
+    except ValueError:
+        message = None
+    if isinstance(message, dict) and message.get("method") == "initialize":
+        info = (message.get("params") or {}).get("clientInfo") or {}
+        name = str(info.get("name") or "")[:60]
+        if name:
+            cache.set(key, name, CLIENT_NAME_SECONDS)
+        return name
+    return cache.get(key) or ""
 
 
 def _refused(exc: exceptions.APIException) -> JsonResponse:

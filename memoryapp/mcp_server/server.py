@@ -212,6 +212,8 @@ def build_server(agent_of: AgentOf) -> MCPServer:
             name = params.pop("user", None)
             target = user_visible(principal, name) if name else None
             memories = list(memories_listed(principal, user=target, **params).order_by("-recorded_at")[: limit + 1])
+            access_record(principal, items=memories[:limit], query=params.get("q", ""), recalled=False,
+                          endpoint=_endpoint("list_memories", reader), user_id=target.id if target else None)
             return {"results": [s.memory_json(m) for m in memories[:limit]], "more": len(memories) > limit}
 
         return await tool_call(ctx, "read", work)
@@ -290,10 +292,17 @@ def _memory_id(value: str):
         raise Http404("no such memory") from None
 
 
+CLIENT_NAME_KEY = "memoryapp.mcp_client"  # where /mcp leaves the client's name in the ASGI scope
+
+
 def _reader(ctx: Context) -> str:
-    """The MCP client's own name, from its initialize request, where the transport keeps it."""
+    """The MCP client's own name, from its initialize request: kept by the stdio session, and over
+    stateless HTTP remembered for the key by memoryapp.mcp_server.http."""
     params = ctx.request_context.session.client_params
-    return params.client_info.name if params is not None and params.client_info else ""
+    if params is not None and params.client_info:
+        return params.client_info.name
+    request = ctx.request_context.request
+    return request.scope.get(CLIENT_NAME_KEY, "") if request is not None else ""
 
 
 def _endpoint(tool: str, reader: str) -> str:

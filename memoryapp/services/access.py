@@ -10,15 +10,19 @@ from memoryapp.models import AccessLog, Episode, Memory
 from memoryapp.selectors.scoping import Principal
 from memoryapp.services.gate import redacted
 
-ACCESS_ENDPOINTS = ("search", "context", "episodes/search")  # the reads that are logged
+# The agent reads that are logged: recalls (search, context) and lookups (lists, one memory or episode).
+ACCESS_ENDPOINTS = ("search", "context", "episodes/search", "memories", "memories/{id}", "episodes", "episodes/{id}")
 STRENGTH_PER_RECALL = 1.0  # MemoryBank: each recall makes the memory slower to fade
 
 
 @transaction.atomic
-def access_record(principal: Principal, *, items: list, query: str, endpoint: str, user_id=None) -> AccessLog:
+def access_record(principal: Principal, *, items: list, query: str, endpoint: str, user_id=None,
+                  recalled: bool = True) -> AccessLog:
+    """Log the read. A recall (an answer to a question) also refreshes what it returned; a lookup (a list,
+    one memory by id) is only logged: paging through a store is not remembering it."""
     memory_ids = [item.pk for item in items if isinstance(item, Memory)]
     episode_ids = [item.pk for item in items if isinstance(item, Episode)]
-    if memory_ids:
+    if memory_ids and recalled:
         Memory.objects.filter(pk__in=memory_ids).update(
             last_accessed_at=timezone.now(),
             access_count=F("access_count") + 1,

@@ -302,3 +302,18 @@ def test_a_login_form_without_its_csrf_cookie_gets_the_dashboards_page(db):
 
     response = Client(enforce_csrf_checks=True).post("/login/", {"username": "x", "password": "y"})
     assert response.status_code == 403 and "This form has expired" in response.content.decode()
+
+
+def test_every_agent_read_leaves_an_access_log_row_and_a_lookup_is_no_recall(world, acme):
+    from memoryapp.models import AccessLog
+
+    key = world["clients"]["restricted"]
+    own, episode = world["memories"]["own"], world["episodes"]["own"]
+    before = Memory.objects.get(pk=own).access_count
+    for path in (f"memories/{own}", "memories?user=alice", "episodes?user=alice", f"episodes/{episode}"):
+        assert key.get(path).status_code == 200
+    logged = list(AccessLog.objects.filter(organization=acme).values_list("endpoint", flat=True))
+    assert sorted(logged) == sorted(["memories/{id}", "memories", "episodes", "episodes/{id}"])
+    assert Memory.objects.get(pk=own).access_count == before, "listing a store is not recalling it"
+    world["clients"]["end_user"].get(f"memories/{own}")  # a person reading their own page is no agent read
+    assert AccessLog.objects.filter(organization=acme).count() == 4

@@ -6,7 +6,7 @@ import pytest
 from memoryapp.models import AccessLog, Agent, Memory
 from memoryapp.services.tenancy import agent_revoke
 from tests.factories import make_agent
-from tests.mcp.conftest import over_http
+from tests.mcp.conftest import CLIENT, over_http
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SECRET_TEXT = "Alice keeps her spare key under the blue flowerpot."
@@ -46,6 +46,7 @@ def test_remember_stores_operations_and_recall_finds_it_with_dates_provenance_an
     assert top["memory"]["valid_from"] and top["memory"]["recorded_at"] and top["score"] > 0
     log = AccessLog.objects.get(endpoint__startswith="mcp:recall")
     assert (log.actor_type, log.actor_id) == ("agent", str(world["owner"].id))
+    assert log.endpoint == f"mcp:recall ({CLIENT.name})", "the MCP client is named, over stateless HTTP too"
     assert log.memory_ids == [top["memory"]["id"]] or str(log.memory_ids[0]) == world["memory"]
 
 
