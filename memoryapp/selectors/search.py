@@ -44,11 +44,14 @@ from memoryapp.selectors.scoping import (
 MAX_QUERY_TERMS = 32
 # Raw turns: one leg often has the answer at its very top (a rare word matched, or a paraphrase
 # the words miss) while the other is noise there. A small fusion constant keeps each leg's first
-# few ranks ahead of both legs' middling agreement (LoCoMo evidence recall@5: 0.54 at 60, 0.61 at 5).
+# few ranks ahead of both legs' middling agreement. The four episode tunables were chosen by leaving
+# one LoCoMo dev conversation out (bench/locomo_loo.py: every fold chose these on the other two;
+# held-out evidence recall@5 0.643 and @10 0.742 on average, against 0.598 / 0.712 at 5, 1.0, the
+# memories' pool, no neighbours).
 EPISODE_RRF_K = 5
-EPISODE_LEXICAL_WEIGHT = 1.0  # the word leg's weight in the episodes' fusion (the meaning leg's: 1)
-EPISODE_NEIGHBOUR_WEIGHT = 0.0  # the share of a turn's fused score its neighbours get (_with_neighbours)
-EPISODE_POOL: int | None = None  # candidates per leg; None: as for memories (_search)
+EPISODE_LEXICAL_WEIGHT = 1.5  # the word leg's weight in the episodes' fusion (the meaning leg's: 1)
+EPISODE_NEIGHBOUR_WEIGHT = 0.6  # the share of a turn's fused score its neighbours get (_with_neighbours)
+EPISODE_POOL: int | None = 100  # candidates per leg (None: as for memories, _search)
 HNSW_MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 
 
@@ -323,10 +326,10 @@ def _search(
     """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
     recency and importance (None: no importance). `parts`: as in candidate_legs. `order_by_fusion`:
     rank by the fusion of the two legs (episodes), not by score (memories). `lexical_weight`: the word
-    leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates per leg (default: 4k, at
-    least SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with more candidates
+    leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates per leg (at least 4k and
+    SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with more candidates
     (_with_neighbours)."""
-    pool = pool or max(params.k * 4, settings.SEARCH_CANDIDATES)
+    pool = max(pool or 0, params.k * 4, settings.SEARCH_CANDIDATES)
     legs = candidate_legs(
         queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts
     )
@@ -397,18 +400,22 @@ def _search(
     )
 
 
-def _with_neighbours(episodes: QuerySet, fused: dict, weight: float) -> dict:
+def _with_neighbours(episodes: QuerySet, fused: dict, *, weight: float, k: int) -> dict:
     """The fused scores with each candidate's neighbours in its session (the turns just before and just
     after it, within the search's scope) raised to at least `weight` times the candidate's score. A turn
     often answers only with its neighbour's words ("It's been great for my mental health." after "How is
     the running going?"): the match is the neighbour, the answer the turn. Neighbours are the next rows
-    in time of the same user (the owner-time index: one probe each), kept when of the same session."""
+    in time of the same user (the owner-time index: one probe each), kept when of the same session.
+    Scores only rise, so a candidate whose share is below the k-th best fused score cannot bring a
+    neighbour into the first k: only the others' neighbours are looked up (a third of the time)."""
     if not weight or not fused:
         return fused
+    kth = sorted(fused.values(), reverse=True)[min(k, len(fused)) - 1]
+    sources = [pk for pk, value in fused.items() if weight * value >= kth]
     nearby = episodes.filter(user_id=OuterRef("user_id"))
     before = nearby.filter(occurred_at__lt=OuterRef("occurred_at")).order_by("-occurred_at")
     after = nearby.filter(occurred_at__gt=OuterRef("occurred_at")).order_by("occurred_at")
-    rows = Episode.objects.filter(pk__in=list(fused)).values_list(
+    rows = Episode.objects.filter(pk__in=sources).values_list(
         "pk",
         "session",
         Subquery(before.values("pk")[:1]),
@@ -492,6 +499,8 @@ def search_episodes(
         rrf_k=rrf_k,
         lexical_weight=lexical_weight,
         pool=pool,
-        expand=functools.partial(_with_neighbours, episodes, weight=neighbour_weight) if neighbour_weight else None,
+        expand=functools.partial(_with_neighbours, episodes, weight=neighbour_weight, k=params.k)
+        if neighbour_weight
+        else None,
         order_by_fusion=params.weights is None,  # asked-for weights rank by score, as for memories
     )
