@@ -61,19 +61,23 @@ def search_params(data: dict, principal) -> SearchParams:
 def search_response(view: Api, search, item_name: str, item_json, *, endpoint: str) -> Response:
     """Search memories or episodes for the request, log the read, answer the contract's shape."""
     data = view.valid(s.SearchIn, view.request.data)
-    principal = view.principal
+    return Response(search_answer(view.principal, data, search, item_name, item_json, endpoint=endpoint))
+
+
+def search_answer(principal, data: dict, search, item_name: str, item_json, *, endpoint: str) -> dict:
+    """The search contract's answer to validated SearchIn data, the read logged (REST and MCP alike)."""
     user = user_visible(principal, data["user"])
     result = search(principal, user=user, params=search_params(data, principal))
     access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint=endpoint,
                   user_id=user.id)
     brief = ("relevance", "recency", "importance")
-    return Response({
+    return {
         "results": [{item_name: item_json(h.item), "score": h.score,
                      "components": h.components if data["explain"] else {k: h.components[k] for k in brief}}
                     for h in result.hits],
         "abstained": result.abstained, "took_ms": result.took_ms,
         "ordered_by": result.ordered_by, **({"searched_as": result.searched_as} if data["explain"] else {}),
-    })
+    }
 
 
 def agent_lookup_logged(principal, items: list, *, endpoint: str, user=None, query: str = "") -> None:

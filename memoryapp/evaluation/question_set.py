@@ -12,7 +12,6 @@ seeded shuffle when they were written, and never move.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,19 +40,9 @@ class Unanswerable:
     third_person: str
 
 
-def _lines(pattern: str, questions_dir: Path | None):
-    for path in sorted((questions_dir or QUESTIONS_DIR).glob(pattern)):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    yield path, number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path.name}:{number}: not JSON: {exc}") from exc
-
-
 def fact_questions(split: str, questions_dir: Path | None = None) -> list[FactQuestions]:
     found = []
-    for path, number, item in _lines(f"questions-*.{split}.jsonl", questions_dir):
+    for path, number, item in write_corpus.jsonl_items(questions_dir or QUESTIONS_DIR, f"questions-*.{split}.jsonl"):
         try:
             found.append(FactQuestions(id=item["id"], message_id=item["message_id"], fact_index=int(item["fact_index"]),
                                        first_person=item["first_person"], third_person=item["third_person"]))
@@ -64,7 +53,7 @@ def fact_questions(split: str, questions_dir: Path | None = None) -> list[FactQu
 
 def unanswerable(split: str, questions_dir: Path | None = None) -> list[Unanswerable]:
     found = []
-    for path, number, item in _lines(f"unanswerable-{split}.jsonl", questions_dir):
+    for path, number, item in write_corpus.jsonl_items(questions_dir or QUESTIONS_DIR, f"unanswerable-{split}.jsonl"):
         try:
             found.append(Unanswerable(id=item["id"], split=item["split"], family=item["family"],
                                       first_person=item["first_person"], third_person=item["third_person"]))

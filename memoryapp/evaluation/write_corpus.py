@@ -46,8 +46,9 @@ class ChangePair:
     split: str
 
 
-def _lines(kind: str, split: str, corpus_dir: Path | None):
-    for path in sorted((corpus_dir or CORPUS_DIR).glob(f"{kind}-*.{split}.jsonl")):
+def jsonl_items(directory: Path, pattern: str):
+    """(path, line number, object) of every JSON line of the files matching `pattern`, in name order."""
+    for path in sorted(directory.glob(pattern)):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
@@ -59,7 +60,7 @@ def _lines(kind: str, split: str, corpus_dir: Path | None):
 def messages(split: str, corpus_dir: Path | None = None) -> list[Message]:
     """The split's messages, from `corpus_dir` (tests point it at a small corpus) or the project's."""
     found = []
-    for path, number, item in _lines("messages", split, corpus_dir):
+    for path, number, item in jsonl_items(corpus_dir or CORPUS_DIR, f"messages-*.{split}.jsonl"):
         try:
             facts = tuple(ExpectedFact(subject=f["subject"], attribute=f["attribute"], value=f["value"],
                                        must=tuple(f["must"]), negated=bool(f.get("negated", False)))
@@ -73,7 +74,7 @@ def messages(split: str, corpus_dir: Path | None = None) -> list[Message]:
 
 def changes(split: str, corpus_dir: Path | None = None) -> list[ChangePair]:
     found = []
-    for path, number, item in _lines("changes", split, corpus_dir):
+    for path, number, item in jsonl_items(corpus_dir or CORPUS_DIR, f"changes-*.{split}.jsonl"):
         try:
             found.append(ChangePair(id=item["id"], family=item["family"], way=item["way"],
                                     before=item["before"]["text"], before_must=tuple(item["before"]["must"]),

@@ -19,7 +19,7 @@ from rest_framework.settings import api_settings
 
 from memoryapp.api import serializers as s
 from memoryapp.api.auth import HasPermissionFor
-from memoryapp.api.views import MemoryListQuery, search_params
+from memoryapp.api.views import MemoryListQuery, search_answer, search_params
 from memoryapp.models import Agent, Memory
 from memoryapp.selectors.context import context_assemble
 from memoryapp.selectors.listing import memories_listed
@@ -34,7 +34,6 @@ from memoryapp.services.tenancy import project_for_write, user_for_write
 
 AgentOf = Callable[[Context], Agent]  # who is calling: the HTTP request's key, or the stdio process's key
 LIST_LIMIT = 100
-BRIEF_COMPONENTS = ("relevance", "recency", "importance")
 
 INSTRUCTIONS = (
     "Long-term memory about the people you work with, governed by the organization that issued your key. "
@@ -155,15 +154,8 @@ def build_server(agent_of: AgentOf) -> MCPServer:
         def work(principal: Principal, reader: str) -> dict:
             data = _valid(s.SearchIn, _given(user=user, query=query, k=k, as_of=as_of, scopes=scopes,
                                              session=session, project=project))
-            target = user_visible(principal, data["user"])
-            result = search_memories(principal, user=target, params=search_params(data, principal))
-            access_record(principal, items=[h.item for h in result.hits], query=data["query"],
-                          endpoint=_endpoint("recall", reader), user_id=target.id)
-            return {
-                "results": [{"memory": s.memory_json(h.item), "score": h.score,
-                             "components": {c: h.components[c] for c in BRIEF_COMPONENTS}} for h in result.hits],
-                "abstained": result.abstained, "took_ms": result.took_ms,
-            }
+            return search_answer(principal, data, search_memories, "memory", s.memory_json,
+                                 endpoint=_endpoint("recall", reader))
 
         return await tool_call(ctx, "read", work)
 
