@@ -30,6 +30,8 @@ class User(AbstractUser):
     external_id = models.CharField(max_length=150)
     is_org_admin = models.BooleanField(default=False)
     memory_paused = models.BooleanField(default=False, help_text="When on, nothing new is remembered.")
+    # Its own switch: a user may keep remembering while no agent reads (or the reverse).
+    agents_reading_paused = models.BooleanField(default=False, help_text="When on, no agent reads their memories.")
     # An invited user logs in with a one-time password and must choose their own first.
     must_change_password = models.BooleanField(default=False)
 
@@ -131,3 +133,15 @@ class Agent(models.Model):
     @property
     def permissions(self) -> list[str]:
         return [p for p, on in (("read", self.can_read), ("write", self.can_write), ("delete", self.can_delete)) if on]
+
+
+class AgentBlock(models.Model):
+    """One user refusing one agent: it neither reads nor writes their memories (OpenMemory's per-app pause)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="agent_blocks")
+    agent = models.ForeignKey("Agent", on_delete=models.CASCADE, related_name="blocks")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "agent"], name="%(app_label)s_%(class)s_once")]

@@ -14,7 +14,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from memoryapp.models import Agent, Episode, Job, Memory, Project, User
+from memoryapp.models import Agent, AgentBlock, Episode, Job, Memory, Project, User
 from memoryapp.services.actors import ActorRef
 
 ALL_SCOPES = tuple(Memory.Scope.values)
@@ -62,7 +62,9 @@ def _allowed_users_q(principal: Principal, field: str) -> Q:
     """Agent restrictions and the end user's own view, as a filter on `field` (a user id column)."""
     if principal.agent is not None:
         allowed = list(principal.agent.allowed_users.values_list("id", flat=True))
-        return Q(**{f"{field}__in": allowed}) if allowed else Q()
+        # A user who blocked this agent is out of its reach everywhere: reads, writes and changes.
+        blocked = ~Q(**{f"{field}__in": AgentBlock.objects.filter(agent=principal.agent).values("user_id")})
+        return (Q(**{f"{field}__in": allowed}) if allowed else Q()) & blocked
     if principal.is_admin:
         return Q()
     return Q(**{field: principal.user.id})
@@ -192,8 +194,27 @@ def user_visible(principal: Principal, external_id: str) -> User:
     """The organization's user with this external id, if the principal may see them (else 404)."""
     user = users_in_reach(principal).filter(external_id=external_id).first()
     if user is None:
+        if principal.agent is not None and AgentBlock.objects.filter(
+            agent=principal.agent, user__organization_id=principal.organization_id, user__external_id=external_id
+        ).exists():
+            # Said plainly, so the agent's developer knows why rather than hunting a typo.
+            raise PermissionDenied(f"{external_id} has blocked this agent from their memories")
         raise Http404(f"no user {external_id!r}")
     return user
+
+
+def reading_refusal(principal: Principal, user: User | None) -> str:
+    """Why an agent may not read this user's memories now ("" when it may): the user's own switch."""
+    if principal.agent is not None and user is not None and user.agents_reading_paused:
+        return f"{user.external_id} has stopped agents reading their memories"
+    return ""
+
+
+def require_reading(principal: Principal, user: User | None) -> None:
+    """Every agent read about one person (search, context, episode search) passes here: REST and MCP alike."""
+    refusal = reading_refusal(principal, user)
+    if refusal:
+        raise PermissionDenied(refusal)
 
 
 def memory_visible(principal: Principal, memory_id) -> Memory:

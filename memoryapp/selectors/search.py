@@ -36,6 +36,7 @@ from memoryapp.selectors.scoping import (
     ALL_SCOPES,
     Principal,
     memories_of_parts,
+    require_reading,
     scoped_episodes,
     scoped_memory_parts,
     valid_at,
@@ -447,6 +448,7 @@ def memory_parts_for_question(
 
 def search_memories(principal: Principal, *, user: User | None, params: SearchParams) -> SearchResult:
     """Memories for a question, best first, with each result's score components."""
+    require_reading(principal, user)
     started = time.perf_counter()
     parts = memory_parts_for_question(principal, user=user, params=params)
     return _search(
@@ -478,6 +480,7 @@ def search_episodes(
     the user's own first-person words; the user's name, when the question has it, carries no relevance.
     `rrf_k`, `lexical_weight`, `pool` and `neighbour_weight`: the fusion's tunables (see _search and
     _with_neighbours), for bench/locomo_loo.py."""
+    require_reading(principal, user)
     started = time.perf_counter()
     episodes = scoped_episodes(principal, user=user)
     if params.session:

@@ -17,6 +17,7 @@ from memoryapp import embeddings
 from memoryapp.models import (
     AccessLog,
     Agent,
+    AgentBlock,
     DeletionReceipt,
     Episode,
     Memory,
@@ -419,6 +420,35 @@ def memory_writing_set(*, user: User, paused: bool, actor: ActorRef) -> None:
     user.memory_paused = paused
     event_record(organization_id=user.organization_id, op=Op.UPDATE, actor=actor, user_id=user.id,
                  reason="memory writing paused" if paused else "memory writing resumed")
+
+
+def agents_reading_set(*, user: User, paused: bool, actor: ActorRef) -> None:
+    """The user's second switch: while on, agents' searches, context and episode searches about them
+    answer 403 (scoping.require_reading); writing is the other switch."""
+    User.objects.filter(pk=user.pk).update(agents_reading_paused=paused)
+    user.agents_reading_paused = paused
+    event_record(organization_id=user.organization_id, op=Op.UPDATE, actor=actor, user_id=user.id,
+                 reason="agents reading stopped" if paused else "agents reading resumed")
+
+
+def agent_block_set(*, user: User, agent: Agent, blocked: bool, actor: ActorRef) -> None:
+    """One user blocking (or unblocking) one agent of their organization: scoping drops them from its reach."""
+    if agent.organization_id != user.organization_id:
+        raise ValueError("that agent is not in your organization")
+    if blocked:
+        AgentBlock.objects.get_or_create(user=user, agent=agent)
+    else:
+        AgentBlock.objects.filter(user=user, agent=agent).delete()
+    event_record(organization_id=user.organization_id, op=Op.UPDATE, actor=actor, user_id=user.id,
+                 reason=f"agent {agent.name} blocked" if blocked else f"agent {agent.name} unblocked")
+
+
+def memory_review_clear(*, memory: Memory, actor: ActorRef) -> None:
+    """The owner says a memory flagged by a correction of its source still holds ("Looks right")."""
+    Memory.objects.filter(pk=memory.pk).update(needs_review=False)
+    memory.needs_review = False
+    event_record(organization_id=memory.organization_id, op=Op.UPDATE, actor=actor, memory_id=memory.pk,
+                 user_id=memory.user_id, reason="reviewed: looks right")
 
 
 def agent_set_active(*, agent: Agent, active: bool) -> None:

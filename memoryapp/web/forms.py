@@ -47,10 +47,14 @@ class MemoryFilterForm(forms.Form):
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
     agent = forms.ModelChoiceField(required=False, queryset=Agent.objects.none(), empty_label="Any agent")
     true_from = forms.DateField(required=False, label="True from", widget=DateInput, validators=[check_in_span])
-    true_until = forms.DateField(required=False, label="until", widget=DateInput, validators=[check_in_span])
+    true_until = forms.DateField(required=False, label="True until", widget=DateInput, validators=[check_in_span])
+    review = forms.ChoiceField(required=False, label="Review",
+                               choices=[("", "Any"), ("needs", "Needs review")])
 
-    def __init__(self, *args, organization_id, scopes=tuple(Memory.Scope.values), **kwargs):
+    def __init__(self, *args, organization_id, scopes=tuple(Memory.Scope.values), name: str = "", **kwargs):
         super().__init__(*args, **kwargs)
+        if name:  # the example is about the person reading it, not a stranger called Sam
+            self.fields["q"].widget.attrs["placeholder"] = f"Ask like an agent would: what does {name} eat?"
         self.fields["agent"].queryset = Agent.objects.filter(organization_id=organization_id).order_by("name")
         self.fields["scope"].choices = [("", "Any scope"), *[(s, Memory.Scope(s).label) for s in scopes]]
 
@@ -58,7 +62,7 @@ class MemoryFilterForm(forms.Form):
         cleaned = super().clean()
         start, end = cleaned.get("true_from"), cleaned.get("true_until")
         if start and end and start > end:
-            self.add_error("true_until", "The end of the range comes before its start.")
+            self.add_error(None, "The end date comes before the start date.")
         return cleaned
 
     def filters(self) -> MemoryFilters:
@@ -69,7 +73,7 @@ class MemoryFilterForm(forms.Form):
         return MemoryFilters(
             query=data["q"].strip(), kind=data["kind"], scope=data["scope"], status=data["status"],
             agent=data["agent"], true_from=_start_of(data["true_from"]), true_until=_end_of(data["true_until"]),
-            user=data.get("user"),
+            user=data.get("user"), needs_review=data.get("review") == "needs",
         )
 
 
@@ -107,6 +111,14 @@ class QuarantineApproveForm(forms.Form):
 
 class MemoryWritingForm(forms.Form):
     paused = forms.TypedChoiceField(choices=[("true", "pause"), ("false", "resume")], coerce=lambda v: v == "true")
+
+
+class AgentsReadingForm(forms.Form):
+    paused = forms.TypedChoiceField(choices=[("true", "stop"), ("false", "allow")], coerce=lambda v: v == "true")
+
+
+class AgentBlockForm(forms.Form):
+    blocked = forms.TypedChoiceField(choices=[("true", "block"), ("false", "unblock")], coerce=lambda v: v == "true")
 
 
 class AgentCreateForm(forms.Form):
@@ -147,8 +159,10 @@ class _LogFilterForm(forms.Form):
     """Who and when, for a log; each log's form adds `what` (its operation or endpoint) first."""
 
     actor_type = forms.ChoiceField(required=False, choices=[("", "Any actor"), *Actor.choices])
-    actor_id = forms.CharField(required=False, max_length=64, label="Actor id",
-                               widget=forms.TextInput(attrs={"placeholder": "agent, user or job id"}))
+    actor_id = forms.CharField(required=False, max_length=64, label="Who",
+                               widget=forms.TextInput(attrs={"placeholder": "agent or user name, or id"}))
+    user = forms.CharField(required=False, max_length=150, label="About user",
+                           widget=forms.TextInput(attrs={"placeholder": "external id or name"}))
     since = forms.DateField(required=False, widget=DateInput, validators=[check_in_span])
     until = forms.DateField(required=False, widget=DateInput, validators=[check_in_span])
     field_order = ["what"]
@@ -158,7 +172,7 @@ class _LogFilterForm(forms.Form):
             return LogFilters()
         data = self.cleaned_data
         return LogFilters(what=data["what"], actor_type=data["actor_type"], actor_id=data["actor_id"].strip(),
-                          since=_start_of(data["since"]), until=_end_of(data["until"]))
+                          user=data["user"].strip(), since=_start_of(data["since"]), until=_end_of(data["until"]))
 
 
 class EventFilterForm(_LogFilterForm):

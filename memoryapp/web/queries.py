@@ -18,6 +18,7 @@ from memoryapp.models import (
     AccessLog,
     Actor,
     Agent,
+    AgentBlock,
     DeletionReceipt,
     Episode,
     Job,
@@ -60,6 +61,7 @@ class MemoryFilters:
     user: User | None = None
     true_from: datetime | None = None  # the memory was true at some point in [true_from, true_until)
     true_until: datetime | None = None
+    needs_review: bool = False
 
 
 @dataclass
@@ -87,6 +89,8 @@ def _filtered(memories: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Me
         memories = memories.filter(agent=filters.agent)
     if filters.user is not None:
         memories = memories.filter(user=filters.user)
+    if filters.needs_review:
+        memories = memories.filter(needs_review=True)
     if filters.true_until is not None:
         memories = memories.filter(valid_from__lt=filters.true_until)
     if filters.true_from is not None:
@@ -127,6 +131,7 @@ class EventRow:
     event: MemoryEvent
     actor: str
     world_time: datetime | None  # when the episode behind the operation happened, if it names one
+    about: str = ""  # the external id of the user whose memory changed; "" for an event not about one user
 
 
 @dataclass
@@ -197,11 +202,14 @@ def event_rows(organization_id, events: Sequence[MemoryEvent]) -> list[EventRow]
     occurred = {str(pk): when for pk, when in
                 Episode.objects.filter(organization_id=organization_id, pk__in=episode_ids)
                 .values_list("pk", "occurred_at")}
+    users = dict(User.objects.filter(organization_id=organization_id, pk__in={e.user_id for e in events if e.user_id})
+                 .values_list("pk", "external_id"))
     rows = []
     for event in events:
         times = [occurred[pk] for pk in _event_episode_ids(event) if pk in occurred]
         rows.append(EventRow(event=event, actor=labels[event.actor_type, event.actor_id],
-                             world_time=max(times) if times else None))
+                             world_time=max(times) if times else None,
+                             about=users.get(event.user_id, "a deleted user") if event.user_id else ""))
     return rows
 
 
@@ -319,21 +327,27 @@ def quarantine_queue(principal: Principal) -> QuerySet[Memory]:
 
 @dataclass(frozen=True)
 class LogFilters:
-    """The operations and access logs' filters: what happened (an operation, an endpoint), who, when."""
+    """The operations and access logs' filters: what happened (an operation, an endpoint), who, about
+    whom, when. `actor_id` is what an admin types to find who acted: an agent's or a user's name, or an
+    id, whole or as shortened in the table; `user` finds whose data the row touched by external id or
+    name."""
 
     what: str = ""
     actor_type: str = ""
     actor_id: str = ""
+    user: str = ""
     since: datetime | None = None
     until: datetime | None = None
 
-    def apply(self, rows: QuerySet, what_field: str) -> QuerySet:
+    def apply(self, rows: QuerySet, what_field: str, organization_id) -> QuerySet:
         if self.what:
             rows = rows.filter(**{what_field: self.what})
         if self.actor_type:
             rows = rows.filter(actor_type=self.actor_type)
         if self.actor_id:
-            rows = rows.filter(actor_id=self.actor_id)
+            rows = rows.filter(_actors_named(organization_id, self.actor_id))
+        if self.user:
+            rows = rows.filter(user_id__in=_users_named(organization_id, self.user).values("pk"))
         if self.since:
             rows = rows.filter(created_at__gte=self.since)
         if self.until:
@@ -341,12 +355,32 @@ class LogFilters:
         return rows.order_by("-created_at")
 
 
+def _users_named(organization_id, text: str) -> QuerySet[User]:
+    text = text.strip()
+    return User.objects.filter(organization_id=organization_id).filter(
+        Q(external_id__iexact=text) | Q(username__iexact=text) | Q(external_id__icontains=text)
+        | Q(first_name__icontains=text) | Q(last_name__icontains=text)
+    ) if text else User.objects.none()
+
+
+def _actors_named(organization_id, text: str) -> Q:
+    """Rows whose actor the text names: the id itself, its start (the table shows ids cut to 13
+    characters and a "…", which a pasted value may keep), or an agent's or user's name."""
+    text = text.strip().rstrip("…").strip()
+    agents = Agent.objects.filter(organization_id=organization_id, name__icontains=text).values_list("pk", flat=True)
+    users = _users_named(organization_id, text).values_list("pk", flat=True)
+    named = [str(pk) for pk in [*agents, *users]]
+    return Q(actor_id=text) | Q(actor_id__istartswith=text) | Q(actor_id__in=named)
+
+
 def operations_log(principal: Principal, filters: LogFilters) -> QuerySet[MemoryEvent]:
-    return filters.apply(MemoryEvent.objects.filter(organization_id=principal.organization_id), "op")
+    return filters.apply(MemoryEvent.objects.filter(organization_id=principal.organization_id), "op",
+                         principal.organization_id)
 
 
 def access_log(principal: Principal, filters: LogFilters) -> QuerySet[AccessLog]:
-    return filters.apply(AccessLog.objects.filter(organization_id=principal.organization_id), "endpoint")
+    return filters.apply(AccessLog.objects.filter(organization_id=principal.organization_id), "endpoint",
+                         principal.organization_id)
 
 
 @dataclass
@@ -397,3 +431,32 @@ def jobs_in_progress(principal: Principal) -> bool:
     return org_jobs(principal).filter(
         Q(status__in=[Job.Status.RUNNING, Job.Status.RETRYING]) | Q(status=Job.Status.QUEUED, created_at__gte=fresh)
     ).exists()
+
+
+# --- the user's controls --------------------------------------------------------------------
+
+
+@dataclass
+class AgentSeen:
+    agent: Agent
+    blocked: bool
+
+
+def agents_seen(user: User) -> list[AgentSeen]:
+    """The agents that read or wrote this user's memories (or are blocked by them), for the per-agent switch."""
+    read = AccessLog.objects.filter(organization_id=user.organization_id, user_id=user.id,
+                                    actor_type=Actor.AGENT).values_list("actor_id", flat=True).distinct()
+    wrote = Episode.objects.filter(user=user, agent__isnull=False).values("agent_id")
+    blocked = set(AgentBlock.objects.filter(user=user).values_list("agent_id", flat=True))
+    agents = Agent.objects.filter(organization_id=user.organization_id).filter(
+        Q(pk__in=[value for value in read if _is_uuid(value)]) | Q(pk__in=wrote) | Q(pk__in=blocked)
+    ).order_by("name")
+    return [AgentSeen(agent=agent, blocked=agent.pk in blocked) for agent in agents]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True

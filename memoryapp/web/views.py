@@ -12,7 +12,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url, reswap, retarget
 
+from memoryapp.models import Agent
 from memoryapp.services import govern
+from memoryapp.services.extraction import user_display_name
 from memoryapp.services.purge import purge_delay_minutes
 from memoryapp.web import queries
 from memoryapp.web.access import (
@@ -24,7 +26,13 @@ from memoryapp.web.access import (
     principal_of,
     receipt_for_reading,
 )
-from memoryapp.web.forms import MemoryCorrectForm, MemoryFilterForm, MemoryWritingForm
+from memoryapp.web.forms import (
+    AgentBlockForm,
+    AgentsReadingForm,
+    MemoryCorrectForm,
+    MemoryFilterForm,
+    MemoryWritingForm,
+)
 from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
 
 
@@ -34,10 +42,12 @@ def memory_list(request):
     data = request.GET.copy()
     data.setdefault("status", "active")  # first visit: what is believed now
     data.setdefault("kind", "facts")  # each fact once: summaries restate them, and have their own filter
-    form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=queries.MY_SCOPES)
+    form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=queries.MY_SCOPES,
+                            name=user_display_name(request.user))
     listing = queries.memories_listing(principal_of(request), user=request.user, filters=form.filters(),
                                        scopes=queries.MY_SCOPES)
     context = {"form": form, "listing": listing, "page_obj": paginate(request, listing.rows),
+               "agents_seen": queries.agents_seen(request.user),
                "filtered": any(value for key, value in request.GET.items() if key != "page")}
     return page_or_fragment(request, "web/memory_list.html", "web/_memory_results.html", context)
 
@@ -151,3 +161,54 @@ def memory_writing(request):
     if request.htmx:
         return fragment(request, "web/_memory_writing.html", {"user": request.user})
     return redirect("web:memories")
+
+
+@login_required
+@require_POST
+def agents_reading(request):
+    form = AgentsReadingForm(request.POST)
+    if form.is_valid():
+        paused = form.cleaned_data["paused"]
+        govern.agents_reading_set(user=request.user, paused=paused, actor=actor_of(request))
+        messages.success(request, "Agents no longer read your memories: their searches about you come back refused."
+                         if paused else "Agents may read your memories again.")
+    else:
+        messages.error(request, "Choose stop or allow.")
+    if request.htmx:
+        return fragment(request, "web/_agents_reading.html", {"user": request.user})
+    return redirect("web:memories")
+
+
+@login_required
+@require_POST
+def agent_block(request, agent_id):
+    agent = Agent.objects.filter(pk=agent_id, organization_id=request.user.organization_id).first()
+    form = AgentBlockForm(request.POST)
+    if agent is None or not form.is_valid():
+        messages.error(request, "Choose an agent of your organization, then block or unblock.")
+        return redirect("web:memories")
+    blocked = form.cleaned_data["blocked"]
+    govern.agent_block_set(user=request.user, agent=agent, blocked=blocked, actor=actor_of(request))
+    messages.success(request, f"{agent.name} can no longer read or write your memories." if blocked
+                     else f"{agent.name} may read and write your memories again.")
+    return redirect("web:memories")
+
+
+@login_required
+@require_POST
+def memory_review(request, memory_id):
+    memory = memory_for_change(request, memory_id)
+    govern.memory_review_clear(memory=memory, actor=actor_of(request))
+    messages.success(request, "Marked as right: the review flag is cleared.")
+    return redirect(reverse("web:memory", args=[memory.pk]))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memories_delete_all(request):
+    if request.method == "POST":
+        receipt = govern.user_memories_delete(user=request.user, actor=actor_of(request))
+        messages.success(request, "All your memories and the messages they came from are deleted.")
+        return redirect("web:receipt", receipt_id=receipt.pk)
+    plan = govern.plan_user_deletion(request.user)
+    return render(request, "web/memories_delete_all.html", {**nav_context(request), "plan": plan})

@@ -93,7 +93,8 @@ def page(client) -> str:
 
 def test_the_page_shows_empty_states_before_any_run(alice_client, ada_client):
     html = page(alice_client)
-    assert 'href="/evaluation/" aria-current="page">Evaluation</a>' in html
+    assert 'href="/evaluation/"' not in html, "Evaluation is an admin tab (issue 21)"
+    assert 'href="/evaluation/" aria-current="page">Evaluation</a>' in page(ada_client)
     for empty in ("No LoCoMo run yet", "No ladder yet", "No measurement yet", "No changing-facts run yet"):
         assert empty in html
     assert '<svg class="chart"' not in html
