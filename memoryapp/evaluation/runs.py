@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import uuid
 
 from memoryapp import llm
 from memoryapp.evaluation import changing_facts
@@ -35,7 +36,21 @@ def _questions(imported: list[ImportedConversation]):
 
 def locomo_run(*, organization: Organization, path_or_data, ks=(1, 5, 10), budget_tokens: int = 400,
                progress=None) -> dict:
-    """Import the conversations (idempotent), then evidence recall@k per category and the ladder."""
+    """Import the conversations, then evidence recall@k per category and the ladder. The run belongs
+    to `organization` (its Job keeps the result), but the conversations go into an evaluation
+    organization of their own, deleted when the run ends: imported speakers are not real users, and
+    must never show among the organization's users, in its logs or in an agent's search. Deleting at
+    the end (also when the run fails) rather than with the Job leaves nothing behind that only an
+    admin's later clean-up would remove; a rerun imports again, which the result does not need to
+    avoid."""
+    sandbox = Organization.objects.create(name=f"{organization.name[:80]} (evaluation run {uuid.uuid4().hex[:8]})")
+    try:
+        return _locomo_measure(sandbox, path_or_data, ks=ks, budget_tokens=budget_tokens, progress=progress)
+    finally:
+        sandbox.delete()
+
+
+def _locomo_measure(organization: Organization, path_or_data, *, ks, budget_tokens: int, progress) -> dict:
     imported = locomo_import(organization=organization, path_or_data=path_or_data,
                              actor=ActorRef.for_job("evaluation"))
     principal = Principal.for_job(organization.id, "evaluation")

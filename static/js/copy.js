@@ -1,12 +1,21 @@
-// A button with data-copy="<field id>" copies that field's value (the agent key shown once).
+// A button with data-copy="<field id>" copies that field's value (the agent key shown once); one with
+// data-copy-text="<value>" copies that value (a full id the logs show shortened).
 document.addEventListener("click", (event) => {
-  const button = event.target.closest("[data-copy]");
+  const button = event.target.closest("[data-copy], [data-copy-text]");
   if (!button) return;
-  const field = document.getElementById(button.dataset.copy);
-  field.select();
-  const copied = () => { button.textContent = "Copied"; };
+  const field = button.dataset.copy ? document.getElementById(button.dataset.copy) : null;
+  const value = field ? field.value : button.dataset.copyText;
+  if (field) field.select();
+  const label = button.textContent;
+  const copied = () => {
+    button.textContent = "Copied";
+    if (!field) setTimeout(() => { button.textContent = label; }, 1500);  // a log row's button serves again
+  };
   // without the Clipboard API (a page that is not a secure context) or its permission
-  const fallback = () => { button.textContent = document.execCommand("copy") ? "Copied" : "Press Ctrl+C"; };
-  if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(copied, fallback);
+  const fallback = () => {
+    if (!field) { window.prompt("Copy the full id:", value); return; }
+    button.textContent = document.execCommand("copy") ? "Copied" : "Press Ctrl+C";
+  };
+  if (navigator.clipboard) navigator.clipboard.writeText(value).then(copied, fallback);
   else fallback();
 });

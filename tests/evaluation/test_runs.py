@@ -155,3 +155,22 @@ def test_with_an_llm_reader_the_ladder_scores_answer_accuracy(acme, endpoint):
     assert result["ladder"]["no memory"] == 0.0 and result["ladder"]["oracle memories"] == 1.0
     sent = endpoint.requests[1]["json"]["messages"][-1]["content"]
     assert "Question:" in sent and "Excerpts:" in sent
+
+
+@pytest.mark.django_db
+def test_a_locomo_run_keeps_its_conversations_out_of_the_organization_and_removes_them(acme, alice):
+    from memoryapp.models import Episode, User
+
+    seen = {}
+
+    def progress(done, total):  # during the run: where the imported speakers are
+        speakers = Organization.objects.filter(users__external_id="conv-ana-ben")
+        seen["orgs"] = set(speakers.values_list("name", flat=True))
+
+    result = locomo_run(organization=acme, path_or_data=[sample()], ks=(1, 5), budget_tokens=60, progress=progress)
+    assert result["questions"] >= 1
+    assert seen["orgs"] and all("evaluation run" in name for name in seen["orgs"]), "imported into its own org"
+    assert set(User.objects.filter(organization=acme).values_list("external_id", flat=True)) == {"alice"}
+    assert not User.objects.filter(external_id="conv-ana-ben").exists(), "removed when the run ends"
+    assert not Episode.objects.exists()
+    assert list(Organization.objects.values_list("name", flat=True)) == [acme.name]

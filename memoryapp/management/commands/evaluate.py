@@ -44,7 +44,9 @@ class Command(BaseCommand):
         locomo = benchmarks.add_parser("locomo", help="evidence recall and the ablation ladder on a LoCoMo file")
         locomo.add_argument("path", type=Path)
         locomo.add_argument("--k", default="1,5,10")
-        locomo.add_argument("--org", default="Evaluation", help="the organization the conversations go into")
+        locomo.add_argument("--org", default="Evaluation",
+                            help="the organization the run belongs to; its conversations go "
+                            "into an evaluation organization deleted when the run ends")
         locomo.add_argument("--budget", type=int, default=400, help="token budget of each ladder condition")
 
     def handle(self, *args, benchmark, **options):
