@@ -16,8 +16,6 @@ from datetime import datetime
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.shortcuts import render
 from django.utils import timezone
@@ -574,14 +572,10 @@ def _runs_fragment(request):
     return response
 
 
-@login_required
+@admin_required  # benchmark figures and run controls are for operators, not end users (issue 21)
 @require_GET
 def evaluation(request):
-    if not request.user.organization_id:
-        raise PermissionDenied("users of an organization only")
     if request.htmx and not request.htmx.boosted:
-        if not _is_admin(request):
-            raise PermissionDenied("organization admins only")
         return _runs_fragment(request)
     return render(request, "web/evaluation.html", _page_context(request))
 

@@ -42,7 +42,12 @@ class MemoryFilterForm(forms.Form):
                                                       "type": "search"}))
     # "facts" and "summaries" are web.queries.KIND_GROUPS; My memories opens on "facts".
     kind = forms.ChoiceField(required=False, choices=[("facts", "Facts"), ("summaries", "Summaries"),
-                                                      ("", "Facts and summaries"), *Memory.Kind.choices])
+                                                      ("", "Facts and summaries"),
+                                                      # plain words for the kinds (issue 21), not "Semantic"
+                                                      ("semantic", "Facts, no instructions"),
+                                                      ("procedural", "Instructions only"),
+                                                      ("reflection", "Reflections only"),
+                                                      ("summary", "Summaries only")])
     scope = forms.ChoiceField(required=False, choices=[("", "Any scope"), *Memory.Scope.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
     agent = forms.ModelChoiceField(required=False, queryset=Agent.objects.none(), empty_label="Any agent")

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from memoryapp.models import Job, Memory, MemoryEvent
+from memoryapp.models import AgentBlock, Job, Memory, MemoryEvent, User
 from memoryapp.services.demo import demo_seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -49,7 +49,7 @@ def test_user_searches_corrects_and_deletes_with_a_receipt(page, screenshot, dem
     expect(page.locator("#memory-statement .statement")).to_have_text("Sam eats fish.")
     timeline = page.locator(".timeline")
     expect(timeline).to_contain_text("Sam is vegetarian; eats eggs.")
-    expect(timeline).to_contain_text("SUPERSEDE")
+    expect(timeline).to_contain_text("replaced")
     expect(page.locator(".chain")).to_contain_text("btw I eat fish now, so the sushi place works.")
     expect(page.locator(".chain")).to_contain_text("food topic")  # a summary built from it
     reads = page.locator("section", has=page.get_by_role("heading", name="Read by agents"))
@@ -157,3 +157,70 @@ def test_an_invited_user_chooses_a_password_at_first_login(page, screenshot):
     expect(page.locator("h1")).to_have_text("My memories")
     expect(page.locator("#messages")).to_contain_text("Your password is set.")
     expect(page.locator(".nav-user a[href='/account/password/']")).to_have_text("Password")
+
+
+# --- the controls of issue 21, as the user and as the admin ---------------------------------------
+
+
+def test_user_deletes_all_after_a_preview_with_counts(page, screenshot, demo):
+    log_in(page, "sam")
+    page.click(".head-actions >> text=Delete all")
+    expect(page.locator("#deletion-title")).to_have_text("Delete everything remembered about you?")
+    expect(page.locator(".plan li").first).to_contain_text(re.compile(r"^\s*[1-9]\d* memor"))
+    assert Memory.objects.filter(user__username="sam").exists(), "the preview deletes nothing"
+    screenshot("20-delete-all-preview")
+    page.click("button:has-text('Delete all permanently')")
+    expect(page.locator("h1")).to_have_text("Deletion receipt")
+    screenshot("21-delete-all-receipt")
+    assert not Memory.objects.filter(user__username="sam").exists()
+
+
+def test_user_stops_agents_reading_with_its_own_switch(page, screenshot, demo):
+    log_in(page, "sam")
+    switch = page.locator("#agents-reading")
+    expect(switch).to_contain_text("Agents reading on")
+    switch.locator("button").click()
+    expect(switch).to_contain_text("Agents reading stopped")
+    expect(switch.locator("button")).to_have_text("Allow reading")
+    page.reload()
+    expect(page.locator("#agents-reading")).to_contain_text("Agents reading stopped")
+    sam = User.objects.get(username="sam")
+    assert sam.agents_reading_paused and not sam.memory_paused, "reading stopped, writing untouched"
+    screenshot("22-agents-reading-stopped")
+
+
+def test_user_blocks_an_agent_that_read_their_memories(page, screenshot, demo):
+    log_in(page, "sam")
+    seen = page.locator("section", has=page.get_by_role("heading", name="Agents that used your memories"))
+    expect(seen).to_contain_text("demo-agent")
+    seen.locator("button:has-text('Block demo-agent')").click()
+    expect(page.locator("button:has-text('Unblock demo-agent')")).to_be_visible()
+    assert AgentBlock.objects.filter(user__username="sam", agent__name="demo-agent").exists()
+    screenshot("23-agent-blocked")
+
+
+def test_user_clears_needs_review_with_looks_right(page, screenshot, demo):
+    memory = Memory.objects.get(user__username="sam", text="Sam lives in Lisbon.")
+    Memory.objects.filter(pk=memory.pk).update(needs_review=True)
+    log_in(page, "sam")
+    page.goto(f"/memories/{memory.pk}/")
+    expect(page.locator("#review-note")).to_contain_text("a message this memory came from was corrected")
+    screenshot("24-needs-review")
+    page.click("#review-note button:has-text('Looks right')")
+    expect(page.locator("#review-note")).to_have_count(0)
+    memory.refresh_from_db()
+    assert not memory.needs_review
+    screenshot("25-looks-right")
+
+
+def test_admin_filters_the_access_log_by_agent_name(page, screenshot, demo):
+    log_in(page, "admin")
+    page.goto("/admin/access/")
+    table = page.locator("#access-table")
+    expect(table).to_contain_text("support-bot")
+    page.fill("#id_actor_id", "demo-agent")
+    page.click("form.filters button:has-text('Filter')")
+    expect(page).to_have_url(re.compile(r"actor_id=demo-agent"))
+    expect(table).to_contain_text("demo-agent")
+    expect(table).not_to_contain_text("support-bot")
+    screenshot("26-access-log-by-agent")

@@ -92,32 +92,33 @@ def page(client) -> str:
 
 
 def test_the_page_shows_empty_states_before_any_run(alice_client, ada_client):
-    html = page(alice_client)
-    assert 'href="/evaluation/"' not in html, "Evaluation is an admin tab (issue 21)"
-    assert 'href="/evaluation/" aria-current="page">Evaluation</a>' in page(ada_client)
+    assert 'href="/evaluation/"' not in alice_client.get("/").content.decode(), "an admin tab (issue 21)"
+    html = page(ada_client)
+    assert 'href="/evaluation/" aria-current="page">Evaluation</a>' in html
     for empty in ("No LoCoMo run yet", "No ladder yet", "No measurement yet", "No changing-facts run yet"):
         assert empty in html
     assert '<svg class="chart"' not in html
-    assert "Measure now" not in html and "Start a run" not in html, "an end user cannot start runs"
     assert "Published reference at k = 1" in html and "87% current only" in html
 
-    admin_html = page(ada_client)
+    admin_html = html
     assert "Measure now" in admin_html and "Run changing-facts (5 seeds)" in admin_html
     assert 'enctype="multipart/form-data"' in admin_html and "csrfmiddlewaretoken" in admin_html
     assert "No runs yet" in admin_html
 
 
-def test_the_panels_draw_the_latest_results(alice_client, acme):
+def test_the_panels_draw_the_latest_results(ada_client, acme):
     finished("evaluate_locomo", acme, locomo_result(all_at_5=0.11), ago=timedelta(days=2))
     finished("evaluate_locomo", acme, locomo_result(all_at_5=0.62))
     finished("metrics", None, metrics_result(0.05, 0.01), ago=timedelta(hours=2))
     finished("metrics", acme, metrics_result(0.031, 0.02), ago=timedelta(hours=1))
     finished("evaluate_changing_facts", None, changing_facts_result(), params={"split": "test"})
-    html = page(alice_client)
+    html = page(ada_client)
 
     assert html.count('<svg class="chart"') == 3, "recall, ladder and the time series"
     # Recall@k: grouped bars per category with values and question counts, from the latest run only.
-    assert "62%" in html and "11%" not in html
+    recall = html[html.index('id="eval-recall"'):]
+    recall = recall[:recall.index("</section>")]
+    assert "62%" in recall and "11%" not in recall, "the admin's runs list names older runs; the panel does not"
     assert "single-hop" in html and "841 questions" in html and "1,540 questions" in html
     assert "recall@1" in html and "recall@10" in html
     # The ablation ladder: five conditions, signed gaps with their explanations, the budget.
@@ -134,37 +135,37 @@ def test_the_panels_draw_the_latest_results(alice_client, acme):
     assert 'class="seg seg-current_only" style="width: 97.5%"' in html
 
 
-def test_another_organizations_results_never_show(alice_client, globex):
+def test_another_organizations_results_never_show(ada_client, globex):
     finished("evaluate_locomo", globex, locomo_result(all_at_5=0.777, budget_tokens=977))
     finished("metrics", globex, metrics_result(0.444, 0.333))
     finished("evaluate_changing_facts", globex, changing_facts_result(), params={"split": "test"})
     finished("evaluate_write_accuracy", globex, write_accuracy_result(), params={"split": "test", "extractor": "rules"})
-    html = page(alice_client)
+    html = page(ada_client)
     assert "78%" not in html and "977" not in html and "44.4%" not in html and "most relevant k" not in html
     assert "No LoCoMo run yet" in html and "No measurement yet" in html and "No changing-facts run yet" in html
     assert "No write-accuracy run yet" in html and "12.3%" not in html
 
 
-def test_store_wide_metrics_count_for_every_organization(alice_client):
+def test_store_wide_metrics_count_for_every_organization(ada_client):
     finished("metrics", None, metrics_result(0.042, 0.0))
-    html = page(alice_client)
+    html = page(ada_client)
     assert "4.2%" in html and html.count('class="chart-dot"') == 2 and "chart-dot hollow" not in html
 
 
-def test_results_are_escaped(alice_client, acme):
+def test_results_are_escaped(ada_client, acme):
     result = locomo_result()
     result["recall"]["<script>alert(1)</script>"] = {"1": 0.5, "5": 0.5, "10": 0.5, "questions": 1}
     result["gaps"][0]["explains"] = "<img src=x onerror=alert(1)>"
     finished("evaluate_locomo", acme, result)
-    html = page(alice_client)
+    html = page(ada_client)
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html
 
 
-def test_a_result_of_another_shape_does_not_break_the_page(alice_client, acme):
+def test_a_result_of_another_shape_does_not_break_the_page(ada_client, acme):
     finished("evaluate_locomo", acme, {"recall": "?"})
     finished("metrics", acme, {"unexpected": True})
-    html = page(alice_client)
+    html = page(ada_client)
     assert html.count("not in a shape this panel can draw") == 3, "recall, ladder and the time series say so"
 
 
@@ -252,19 +253,29 @@ def test_other_organizations_runs_are_not_listed(ada_client, globex):
     assert "No runs yet" in fragment and "every 2s" not in fragment
 
 
+@pytest.mark.parametrize("path", ["/evaluation/", "/evaluation/?watch=1"])
+def test_evaluation_is_an_admin_page(alice_client, acme, path):
+    """Issue 21: an end user typing the address gets the 403 page, not the benchmark figures."""
+    finished("evaluate_locomo", acme, locomo_result(all_at_5=0.62))
+    response = alice_client.get(path)
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "Not allowed" in html and "Evidence recall" not in html and "62%" not in html
+
+
 def test_the_page_needs_a_login(client):
     response = client.get("/evaluation/")
     assert response.status_code == 302 and "/login/" in response["Location"]
 
 
-def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extractor(alice_client):
+def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extractor(ada_client):
     finished("evaluate_write_accuracy", None, write_accuracy_result(0.5), ago=timedelta(days=1),
              params={"split": "test", "extractor": "rules"})
     latest = finished("evaluate_write_accuracy", None, write_accuracy_result(0.123),
                       params={"split": "test", "extractor": "rules"})
     finished("evaluate_write_accuracy", None, write_accuracy_result(0.25, "dev"),
              params={"split": "dev", "extractor": "rules"})
-    html = page(alice_client)
+    html = page(ada_client)
     panel = html[html.index('id="eval-write-accuracy"'):]
     panel = panel[:panel.index("</section>")]
     assert "No write-accuracy run yet" not in panel

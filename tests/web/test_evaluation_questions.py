@@ -46,15 +46,15 @@ def panel_of(client) -> str:
     return panel[:panel.index("</section>")]
 
 
-def test_the_panel_is_empty_before_any_run(alice_client):
-    assert "No question-set run yet" in panel_of(alice_client)
+def test_the_panel_is_empty_before_any_run(ada_client):
+    assert "No question-set run yet" in panel_of(ada_client)
 
 
-def test_the_panel_shows_the_latest_run_of_each_split_test_quoted_first(alice_client):
+def test_the_panel_shows_the_latest_run_of_each_split_test_quoted_first(ada_client):
     finished(questions_result(0.5, "test"), "test", ago=timedelta(days=1))
     latest = finished(questions_result(0.777, "test"), "test")
     finished(questions_result(0.818, "dev"), "dev")
-    panel = panel_of(alice_client)
+    panel = panel_of(ada_client)
     assert "No question-set run yet" not in panel
     assert "77.7%" in panel and "50.0%" not in panel, "the latest test run only"
     assert "81.8%" in panel, "and the latest dev run"

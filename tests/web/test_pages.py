@@ -99,9 +99,29 @@ def test_memory_page_shows_provenance_versions_and_agent_reads(alice_client, ali
                   user_id=alice.id)
     html = alice_client.get(f"/memories/{fish.pk}/").content.decode()
     assert "I eat fish now." in html, "the source episode excerpt"
-    assert "Alice is vegetarian." in html and "SUPERSEDE" in html and "ADD" in html, "the version history"
+    assert "Alice is vegetarian." in html and ">replaced<" in html and ">added<" in html, "the version history"
     assert "10 Mar 2025" in html and "15 Jul 2025" in html
     assert "kitchen-helper" in html and "what does alice eat" in html, "which agents read it"
+
+
+def test_an_end_user_reads_plain_words_and_the_admin_the_exact_codes(alice_client, ada_client, alice):
+    """Issue 21: what changed, in words, for the owner ("replaced", "Fact"); the operation's code name
+    (SUPERSEDE) and the kind's (semantic) stay available to the admin."""
+    remember(alice, "I'm vegetarian.", when="2025-03-10")
+    (fish,) = remember(alice, "I eat fish now.", when="2025-07-15")
+    assert fish.kind == Memory.Kind.SEMANTIC
+    html = alice_client.get(f"/memories/{fish.pk}/").content.decode()
+    assert '<span class="op op-supersede">replaced</span>' in html
+    assert '<span class="op op-add">added</span>' in html
+    assert '<span class="badge">Fact</span>' in html
+    for jargon in ("SUPERSEDE", "Semantic", ">ADD<", "semantic"):
+        assert jargon not in html, jargon
+    listing = alice_client.get("/").content.decode()
+    assert "Fact ·" in listing and "Semantic" not in listing and "Procedural" not in listing
+
+    admin_html = ada_client.get(f"/memories/{fish.pk}/").content.decode()
+    assert ">replaced</span> <code" in admin_html and ">SUPERSEDE</code>" in admin_html
+    assert 'title="kind: semantic"' in admin_html
 
 
 def test_memory_page_lists_summaries_built_from_it(alice_client, alice):
