@@ -90,10 +90,14 @@ def test_every_page_fits_at_1300_1000_and_390_px(page, screenshot):
     agent = Agent.objects.get(name="support-bot")
     problems: dict[str, list[str]] = {}
 
+    quarantined = Memory.objects.filter(organization=organization, status=Memory.Status.QUARANTINED).first()
+    _check(page, screenshot, "login", "/login/", problems)
     log_in(page, "sam")
     for name, path in (("memories", "/"), ("memory", f"/memories/{memory.pk}/"),
+                       ("correct", f"/memories/{memory.pk}/correct/"), ("delete", f"/memories/{memory.pk}/delete/"),
+                       ("delete-all", "/memories/delete-all/"),
                        ("receipt", f"/receipts/{receipt.pk}/"), ("password", "/account/password/"),
-                       ("forbidden", "/admin/")):
+                       ("forbidden", "/admin/"), ("not-found", "/no-such-page/")):
         _check(page, screenshot, f"user-{name}", path, problems)
     page.context.clear_cookies()
 
@@ -101,7 +105,8 @@ def test_every_page_fits_at_1300_1000_and_390_px(page, screenshot):
     for name, path in (("provenance", "/admin/"), ("agents", "/admin/agents/"),
                        ("revoke", f"/admin/agents/{agent.pk}/revoke/"), ("quarantine", "/admin/quarantine/"),
                        ("operations", "/admin/events/"), ("access", "/admin/access/"), ("jobs", "/admin/jobs/"),
-                       ("evaluation", "/evaluation/")):
+                       ("evaluation", "/evaluation/"),
+                       ("approve", f"/admin/quarantine/{quarantined.pk}/approve/")):
         _check(page, screenshot, f"admin-{name}", path, problems)
     report = "\n".join(f"{where}: {'; '.join(found[:6])}" for where, found in problems.items())
     assert not problems, f"layout problems (screenshots in test-output/screenshots/):\n{report}"
