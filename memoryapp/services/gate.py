@@ -482,12 +482,6 @@ def _normalized_for_matching(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_INVISIBLE).replace("\u2019", "'")
 
 
-def instruction_signals(text: str) -> list[str]:
-    """Names of the INSTRUCTION_PATTERNS that match, for the log line that explains a quarantine."""
-    normalized = _normalized_for_matching(text)
-    return [name for name, pattern in INSTRUCTION_PATTERNS if pattern.search(normalized)]
-
-
 def looks_like_instruction(text: str) -> bool:
     """True when untrusted content tries to instruct the agent or write to its memory."""
     normalized = _normalized_for_matching(text)

@@ -310,10 +310,6 @@ def receipts_visible(principal: Principal) -> QuerySet[DeletionReceipt]:
 # --- admin ----------------------------------------------------------------------------------
 
 
-def org_users(principal: Principal) -> QuerySet[User]:
-    return User.objects.filter(organization_id=principal.organization_id).order_by("external_id")
-
-
 def org_agents(principal: Principal) -> QuerySet[Agent]:
     return (Agent.objects.filter(organization_id=principal.organization_id)
             .prefetch_related("allowed_users", "allowed_projects")
