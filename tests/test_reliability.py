@@ -66,13 +66,8 @@ def sam_with_a_long_extraction(acme):
     return sam, job
 
 
-@pytest.mark.worker
-@pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactly_once(acme):
-    sam, job = sam_with_a_long_extraction(acme)
-    queue = f"killtest{os.getpid()}"
-    first = start_worker(queue, {"BROKER_VISIBILITY_TIMEOUT": "3"})
-    extract_episodes.apply_async(args=[str(job.id)], queue=queue)
+def kill_mid_run(worker: subprocess.Popen, job) -> None:
+    """SIGKILL the worker once it has reported progress on the job, before it finishes."""
     deadline = time.monotonic() + 90
     while True:
         job.refresh_from_db()
@@ -80,8 +75,18 @@ def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactl
             break
         assert time.monotonic() < deadline and job.status != "succeeded", "kill the worker mid-run"
         time.sleep(0.05)
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_during_extraction_leaves_the_job_to_be_completed_exactly_once(acme):
+    sam, job = sam_with_a_long_extraction(acme)
+    queue = f"killtest{os.getpid()}"
+    first = start_worker(queue, {"BROKER_VISIBILITY_TIMEOUT": "3"})
+    extract_episodes.apply_async(args=[str(job.id)], queue=queue)
+    kill_mid_run(first, job)
     assert Job.objects.get(pk=job.pk).status == "running"
     assert Episode.objects.filter(user=sam, extraction="pending").exists(), "the worker died part-way"
 
@@ -110,15 +115,7 @@ def test_a_job_whose_worker_was_killed_runs_again_within_a_minute_and_once(acme)
     queue = f"orphan{os.getpid()}"
     first = celery_worker_start(f"first-{time.monotonic_ns()}@%h", "-Q", queue, start_new_session=True)
     extract_episodes.apply_async(args=[str(job.id)], queue=queue)
-    deadline = time.monotonic() + 90
-    while True:
-        job.refresh_from_db()
-        if job.status == "running" and job.progress > 0:
-            break
-        assert time.monotonic() < deadline and job.status != "succeeded", "kill the worker mid-run"
-        time.sleep(0.05)
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+    kill_mid_run(first, job)
     killed_at = time.monotonic()
 
     # the replacement listens where the job was sent and where requeued jobs go

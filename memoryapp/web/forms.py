@@ -114,12 +114,10 @@ class QuarantineApproveForm(forms.Form):
         return " ".join(self.cleaned_data["text"].split())
 
 
-class MemoryWritingForm(forms.Form):
-    paused = forms.TypedChoiceField(choices=[("true", "pause"), ("false", "resume")], coerce=lambda v: v == "true")
+class SwitchForm(forms.Form):
+    """An on/off switch of the user's (pause memory writing, stop agents reading)."""
 
-
-class AgentsReadingForm(forms.Form):
-    paused = forms.TypedChoiceField(choices=[("true", "stop"), ("false", "allow")], coerce=lambda v: v == "true")
+    paused = forms.TypedChoiceField(choices=[("true", "off"), ("false", "on")], coerce=lambda v: v == "true")
 
 
 class AgentBlockForm(forms.Form):

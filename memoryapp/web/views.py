@@ -28,10 +28,9 @@ from memoryapp.web.access import (
 )
 from memoryapp.web.forms import (
     AgentBlockForm,
-    AgentsReadingForm,
     MemoryCorrectForm,
     MemoryFilterForm,
-    MemoryWritingForm,
+    SwitchForm,
 )
 from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
 
@@ -150,32 +149,29 @@ def export(request):
 @login_required
 @require_POST
 def memory_writing(request):
-    form = MemoryWritingForm(request.POST)
-    if form.is_valid():
-        paused = form.cleaned_data["paused"]
-        govern.memory_writing_set(user=request.user, paused=paused, actor=actor_of(request))
-        messages.success(request, "Memory writing is paused: nothing new will be remembered about you."
-                         if paused else "Memory writing is on again.")
-    else:
-        messages.error(request, "Choose pause or resume.")
-    if request.htmx:
-        return fragment(request, "web/_memory_writing.html", {"user": request.user})
-    return redirect("web:memories")
+    return _switch(request, govern.memory_writing_set, "web/_memory_writing.html",
+                   paused="Memory writing is paused: nothing new will be remembered about you.",
+                   resumed="Memory writing is on again.", invalid="Choose pause or resume.")
 
 
 @login_required
 @require_POST
 def agents_reading(request):
-    form = AgentsReadingForm(request.POST)
+    return _switch(request, govern.agents_reading_set, "web/_agents_reading.html",
+                   paused="Agents no longer read your memories: their searches about you come back refused.",
+                   resumed="Agents may read your memories again.", invalid="Choose stop or allow.")
+
+
+def _switch(request, switch_set, template: str, *, paused: str, resumed: str, invalid: str):
+    """One of the user's switches set through its service, said in a message, answered as its fragment."""
+    form = SwitchForm(request.POST)
     if form.is_valid():
-        paused = form.cleaned_data["paused"]
-        govern.agents_reading_set(user=request.user, paused=paused, actor=actor_of(request))
-        messages.success(request, "Agents no longer read your memories: their searches about you come back refused."
-                         if paused else "Agents may read your memories again.")
+        switch_set(user=request.user, paused=form.cleaned_data["paused"], actor=actor_of(request))
+        messages.success(request, paused if form.cleaned_data["paused"] else resumed)
     else:
-        messages.error(request, "Choose stop or allow.")
+        messages.error(request, invalid)
     if request.htmx:
-        return fragment(request, "web/_agents_reading.html", {"user": request.user})
+        return fragment(request, template, {"user": request.user})
     return redirect("web:memories")
 
 

@@ -10,6 +10,12 @@ from memoryapp.jobs import job_execute
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenancy import organization_get_or_create
 
+# The corpus evaluations: one split, one extractor, a job of this kind, printed by this table.
+CORPUS_RUNS = {
+    "write-accuracy": ("evaluate_write_accuracy", write_accuracy.table),
+    "questions": ("evaluate_questions", questions_eval.table),
+}
+
 
 def _ks(text: str) -> list[int]:
     try:
@@ -60,23 +66,15 @@ class Command(BaseCommand):
                 job = job_create(kind="evaluate_changing_facts", organization=None, params=params)
                 self.stdout.write(("\n" if number else "") + changing_facts_table(job_execute(job)))
             return
-        if benchmark == "questions":
+        if benchmark in CORPUS_RUNS:
+            kind, table = CORPUS_RUNS[benchmark]
             try:
                 write_accuracy.extractor_for(options["extractor"])
             except write_accuracy.ExtractorUnavailable as exc:
                 raise CommandError(str(exc)) from exc
             params = {"split": options["split"], "extractor": options["extractor"]}
-            job = job_create(kind="evaluate_questions", organization=None, params=params)
-            self.stdout.write(questions_eval.table(job_execute(job)))
-            return
-        if benchmark == "write-accuracy":
-            try:
-                write_accuracy.extractor_for(options["extractor"])
-            except write_accuracy.ExtractorUnavailable as exc:
-                raise CommandError(str(exc)) from exc
-            params = {"split": options["split"], "extractor": options["extractor"]}
-            job = job_create(kind="evaluate_write_accuracy", organization=None, params=params)
-            self.stdout.write(write_accuracy.table(job_execute(job)))
+            job = job_create(kind=kind, organization=None, params=params)
+            self.stdout.write(table(job_execute(job)))
             return
         path = options["path"].resolve()
         if not path.is_file():
