@@ -37,11 +37,10 @@ ROOT = setup_django("bench-locomo")
 from django.core.management import call_command
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.evaluation.locomo import ImportedConversation, episode_retrievals, locomo_import_current
 from memoryapp.evaluation.metrics import Retrieval, mean_recall
 from memoryapp.selectors import search
-from memoryapp.selectors.scoping import Principal
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.tenancy import agent_create
 
 LOCOMO_ORG = "bench-locomo-loo"

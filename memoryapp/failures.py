@@ -46,10 +46,13 @@ def outage_of(exc: BaseException) -> str | None:
     return None
 
 
+def error_body(code: str, message: str, fields: dict | None = None) -> dict:
+    """The one error shape of the API, for every failure (memoryapp.api.errors answers with it)."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
 def failure_status(exc: BaseException, request=None) -> tuple[int, dict, dict]:
     """The status, error body and headers for an exception nothing else handled; logs it."""
-    from memoryapp.api.errors import error_body
-
     where = f"{request.method} {request.path}" if request is not None else "a request"
     part = outage_of(exc)
     if part:

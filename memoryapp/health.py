@@ -9,17 +9,19 @@ from django.views.decorators.http import require_GET
 
 from memoryapp import embeddings
 from memoryapp.celery import app as celery_app
+from memoryapp.database_versions import read_versions
 
 logger = logging.getLogger(__name__)
 
 
 def _database() -> dict:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
-        version, vector = cursor.fetchone()
-    if vector is None:
-        return {"ok": False, "error": "the vector extension is not installed", "server": version}
-    return {"ok": True, "server": version.split(" on ")[0], "vector_extension": vector}
+        versions = read_versions(cursor)
+    info = {"server": f"PostgreSQL {versions.server}", "vector_extension": versions.pgvector}
+    problem = versions.pgvector_problem()
+    if problem:
+        return {"ok": False, "error": problem, **info}
+    return {"ok": True, **info}
 
 
 def _broker() -> dict:
@@ -40,6 +42,7 @@ def _embedding_model() -> dict:
     path = embeddings.model_path()
     info = {"name": settings.EMBEDDING_MODEL, "dimensions": settings.EMBEDDING_DIM, "loaded": embeddings.is_loaded()}
     info["precision"] = embeddings.loaded_precision() or f"{settings.EMBEDDING_PRECISION} (not loaded yet)"
+    info["backend"] = embeddings.loaded_backend() or f"{settings.EMBEDDING_BACKEND} (not loaded yet)"
     if not path.exists():
         return {**info, "ok": False, "error": f"model files not found at {path}"}
     return {**info, "ok": True}

@@ -12,11 +12,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Job, Memory, Organization, User
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.consolidate import consolidate_user
 from memoryapp.services.decay import decay_run, sessions_expire
-from memoryapp.services.jobs import job_create, job_enqueue, job_run, jobs_orphaned
+from memoryapp.services.jobs import job_create, job_enqueue, job_run, jobs_orphaned, task_named
 from memoryapp.services.purge import deleted_text_purge
 from memoryapp.services.reflect import summaries_rebuild
 
@@ -98,40 +98,43 @@ def _purge(organization, actor, progress, **params) -> dict:
 def _requeue(organization, actor, progress, **params) -> dict:
     """Extraction jobs still queued after a broker outage, and pending episodes no job covers,
     are sent again; extraction is idempotent, so a duplicate send changes nothing."""
-    from memoryapp.tasks import extract_episodes
-
+    extract_episodes = task_named("memoryapp.tasks.extract_episodes")
     stale = timezone.now() - timedelta(seconds=REQUEUE_AFTER_SECONDS)
-    jobs = Job.objects.filter(kind="extraction", status=Job.Status.QUEUED, created_at__lt=stale)
+    jobs = Job.objects.filter(kind=Job.Kind.EXTRACTION, status=Job.Status.QUEUED, created_at__lt=stale)
     if organization:
         jobs = jobs.filter(organization=organization)
     sent = 0
     for job in jobs:
         extract_episodes.delay(str(job.id))
         sent += 1
-    covered = {pk for job in Job.objects.filter(kind="extraction").exclude(status=Job.Status.FAILED)
+    covered = {pk for job in Job.objects.filter(kind=Job.Kind.EXTRACTION).exclude(status=Job.Status.FAILED)
                for pk in job.params.get("episode_ids", [])}
     orphans = Episode.objects.filter(extraction=Episode.Extraction.PENDING, received_at__lt=stale)
     orphan_ids = [str(pk) for pk in orphans.values_list("id", flat=True) if str(pk) not in covered]
     if orphan_ids:
-        job = job_create(kind="extraction", organization=organization, params={"episode_ids": orphan_ids})
+        job = job_create(kind=Job.Kind.EXTRACTION, organization=organization, params={"episode_ids": orphan_ids})
         job_enqueue(job, extract_episodes)
     return {"jobs_resent": sent, "orphan_episodes": len(orphan_ids)}
 
 
-JOBS: dict[str, Callable] = {
-    "consolidate": _per_user(consolidate_user),
-    "summarize": _per_user(summaries_rebuild),
-    "decay": _decay,
-    "expire_sessions": _expire_sessions,
-    "requeue": _requeue,
-    "purge": _purge,
-    "metrics": _metrics_snapshot,
-    "evaluate_changing_facts": _evaluate_changing_facts,
-    "evaluate_locomo": _evaluate_locomo,
-    "evaluate_write_accuracy": _evaluate_write_accuracy,
-    "evaluate_questions": _evaluate_questions,
+Kind = Job.Kind
+# What each kind runs; extraction is its own task (memoryapp.tasks.extract_episodes), by episode ids.
+JOBS: dict[Kind, Callable] = {
+    Kind.CONSOLIDATE: _per_user(consolidate_user),
+    Kind.SUMMARIZE: _per_user(summaries_rebuild),
+    Kind.DECAY: _decay,
+    Kind.EXPIRE_SESSIONS: _expire_sessions,
+    Kind.REQUEUE: _requeue,
+    Kind.PURGE: _purge,
+    Kind.METRICS: _metrics_snapshot,
+    Kind.EVALUATE_CHANGING_FACTS: _evaluate_changing_facts,
+    Kind.EVALUATE_LOCOMO: _evaluate_locomo,
+    Kind.EVALUATE_WRITE_ACCURACY: _evaluate_write_accuracy,
+    Kind.EVALUATE_QUESTIONS: _evaluate_questions,
 }
-MAINTENANCE = ("consolidate", "summarize", "decay", "expire_sessions", "requeue")
+MAINTENANCE = (Kind.CONSOLIDATE, Kind.SUMMARIZE, Kind.DECAY, Kind.EXPIRE_SESSIONS, Kind.REQUEUE)
+# What `run_job` runs in its own process; evaluations take parameters: `evaluate` runs those.
+COMMAND = (*MAINTENANCE, Kind.METRICS, Kind.PURGE)
 
 
 def job_work(job: Job, progress) -> dict:
@@ -147,20 +150,17 @@ def job_execute(job: Job) -> dict:
 
 def orphans_requeue(*, live_workers: set[str] | None = None) -> list[Job]:
     """Send again every job whose run died (memoryapp.services.jobs.jobs_orphaned)."""
-    from memoryapp.tasks import extract_episodes, run_job
-
     orphans = jobs_orphaned(live_workers=live_workers)
     for job in orphans:
-        job_enqueue(job, extract_episodes if job.kind == "extraction" else run_job)
+        job_enqueue(job, task_named("memoryapp.tasks.extract_episodes" if job.kind == Job.Kind.EXTRACTION
+                                    else "memoryapp.tasks.run_job"))
     return orphans
 
 
 def run_job_now(kind: str, organization: Organization | None, **params) -> Job:
     """Queue a run of `kind` on the worker (the dashboard's "run now")."""
-    from memoryapp.tasks import run_job
-
     if kind not in JOBS:
         raise ValueError(f"unknown job {kind!r}; choose one of {', '.join(JOBS)}")
     job = job_create(kind=kind, organization=organization, params={"trigger": "manual", **params})
-    job_enqueue(job, run_job)
+    job_enqueue(job, task_named("memoryapp.tasks.run_job"))
     return job

@@ -3,10 +3,11 @@
 from celery import shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections
 
+from memoryapp.actors import ActorRef
+from memoryapp.jobs import job_execute, job_work, orphans_requeue
 from memoryapp.models import Episode, Job
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
-from memoryapp.services.jobs import job_fail, job_retrying, job_run
+from memoryapp.services.jobs import job_create, job_fail, job_retrying, job_run
 
 MAX_RETRIES = 4
 
@@ -52,7 +53,7 @@ def extract_episodes(self, job_id: str) -> dict:
 
 def _extract(job: Job, progress) -> dict:
     operations = episodes_extract(
-        episode_ids=job.params["episode_ids"], actor=ActorRef.for_job("extraction"), on_progress=progress
+        episode_ids=job.params["episode_ids"], actor=ActorRef.for_job(Job.Kind.EXTRACTION), on_progress=progress
     )
     return {"operations": [op.as_dict() for op in operations]}
 
@@ -66,16 +67,12 @@ def _mark_episodes_failed(job: Job) -> None:
 @shared_task(bind=True, name="memoryapp.tasks.run_job", max_retries=MAX_RETRIES)
 def run_job(self, job_id: str) -> dict:
     """A maintenance job (consolidate, summarize, decay, expire_sessions, requeue) by its row."""
-    from memoryapp.jobs import job_work
-
     return _run_job_task(self, job_id, job_work)
 
 
 @shared_task(bind=True, name="memoryapp.tasks.purge_deleted_text", max_retries=MAX_RETRIES, ignore_result=True)
 def purge_deleted_text(self, job_id: str) -> dict:
     """The purge queued after a deletion (memoryapp.services.purge); its result holds counts only."""
-    from memoryapp.jobs import job_work
-
     return _run_job_task(self, job_id, job_work)
 
 
@@ -83,17 +80,12 @@ def purge_deleted_text(self, job_id: str) -> dict:
 def requeue_orphaned_jobs() -> int:
     """Beat's watchdog: jobs whose worker died go back to the queue within seconds, not after the
     broker's visibility timeout."""
-    from memoryapp.jobs import orphans_requeue
-
     return len(orphans_requeue())
 
 
 @shared_task(name="memoryapp.tasks.run_scheduled_job")
 def run_scheduled_job(kind: str) -> str:
     """Beat's entry point: one job row for the whole store, run here on the worker."""
-    from memoryapp.jobs import job_execute
-    from memoryapp.services.jobs import job_create
-
     job = job_create(kind=kind, organization=None, params={"trigger": "schedule"})
     job_execute(job)
     return str(job.id)

@@ -101,10 +101,10 @@ def acme_admin(acme):
 
 def database_dump() -> str:
     """A pg_dump of the test database (committed rows only: use with transactional_db)."""
-    from pgserver._commands import POSTGRES_BIN_PATH
+    from memoryapp.embedded import postgres_bin
 
     result = subprocess.run(
-        [str(POSTGRES_BIN_PATH / "pg_dump"), "--data-only", database_url_for_other_processes()],
+        [str(postgres_bin() / "pg_dump"), "--data-only", database_url_for_other_processes()],
         capture_output=True,
         text=True,
         check=True,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Organization
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.ingest import MessageIn, episodes_ingest
 from memoryapp.services.tenancy import agent_create, user_create
 

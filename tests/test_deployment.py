@@ -15,9 +15,11 @@ def compose() -> dict:
 def test_compose_has_the_production_services_with_the_right_images():
     services = compose()["services"]
     assert {"db", "redis", "web", "worker", "beat"} <= set(services)
-    assert services["db"]["image"] == "pgvector/pgvector:pg17"
+    assert services["db"]["image"] == "pgvector/pgvector:pg18"
     assert services["redis"]["image"] == "redis:7"
-    assert any(volume.endswith(":/var/lib/postgresql/data") for volume in services["db"]["volumes"])
+    # The 18+ image's PGDATA is /var/lib/postgresql/18/docker, inside the volume it declares.
+    assert "pgdata:/var/lib/postgresql" in services["db"]["volumes"]
+    assert "PGDATA" not in services["db"]["environment"], "the image's versioned default is kept"
     assert "pgdata" in compose()["volumes"]
 
 

@@ -1,6 +1,9 @@
+import re
+
 import pytest
 
 from memoryapp.celery import app
+from memoryapp.database_versions import version_tuple
 
 pytestmark = [pytest.mark.django_db, pytest.mark.worker]
 
@@ -58,3 +61,37 @@ def test_healthz_is_503_when_the_embedding_model_is_missing(client, settings, tm
     response = client.get("/healthz")
     assert response.status_code == 503
     assert "embedding_model" in response.json()["failing"]
+
+
+def test_healthz_reports_the_postgresql_and_pgvector_versions(client):
+    database = client.get("/healthz").json()["database"]
+    assert database["ok"] is True
+    assert re.fullmatch(r"PostgreSQL \d+\.\d+.*", database["server"]), database
+    assert version_tuple(database["vector_extension"]) >= (0, 8), database
+
+
+@pytest.fixture
+def pgvector_left_at_0_7():
+    """The catalog of a database whose extension was never updated past 0.7.4 (rolled back with the test)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE pg_extension SET extversion = '0.7.4' WHERE extname = 'vector'")
+
+
+def test_healthz_is_503_and_says_so_when_pgvector_is_older_than_0_8(client, pgvector_left_at_0_7):
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert "database" in body["failing"]
+    assert body["database"]["vector_extension"] == "0.7.4"
+    assert "pgvector 0.7.4 is older than 0.8" in body["database"]["error"]
+    assert "ALTER EXTENSION vector UPDATE" in body["database"]["error"]
+
+
+def test_migrate_stops_on_a_database_whose_pgvector_is_older_than_0_8(pgvector_left_at_0_7):
+    from django.core import checks
+
+    errors = checks.run_checks(databases=["default"], tags=[checks.Tags.database])
+    assert [error.id for error in errors] == ["memoryapp.E001"]
+    assert "pgvector 0.7.4 is older than 0.8" in errors[0].msg and errors[0].is_serious()

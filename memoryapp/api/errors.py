@@ -12,14 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from memoryapp.failures import failure_status
+from memoryapp.api.parsing import PayloadTooLarge
+from memoryapp.failures import error_body, failure_status
 from memoryapp.services.gate import GateRefused
-
-
-class PayloadTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "too_large"
-    default_detail = "the request body is too large"
 
 
 class ServiceUnavailable(exceptions.APIException):
@@ -43,10 +38,6 @@ CODES = {
     exceptions.UnsupportedMediaType: "unsupported_media_type",
     exceptions.Throttled: "too_many_requests",
 }
-
-
-def error_body(code: str, message: str, fields: dict | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
 def error_response(status_code: int, code: str, message: str, fields: dict | None = None, headers=None) -> Response:

@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
-from rest_framework import exceptions
+from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 
-from memoryapp.api.errors import PayloadTooLarge
-
 MAX_DEPTH = 32
+
+
+# Here, not in memoryapp.api.errors: DRF's views read DEFAULT_PARSER_CLASSES (this module) as they load,
+# and errors imports those views, so a parser importing errors closes a cycle.
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+    default_detail = "the request body is too large"
 
 
 class LimitedJSONParser(JSONParser):

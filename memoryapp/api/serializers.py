@@ -94,11 +94,17 @@ def _has_zone(text: str) -> bool:
 
 
 class MessageIn(StrictSerializer):
-    role = serializers.ChoiceField(choices=list(ROLE_TO_SOURCE), required=False)
-    source = serializers.ChoiceField(choices=Episode.Source.values, required=False)
-    content = Text(max_length=None)
-    occurred_at = AwareDateTime(required=False)
-    metadata = serializers.JSONField(required=False, validators=[check_json_strings])
+    role = serializers.ChoiceField(choices=list(ROLE_TO_SOURCE), required=False,
+                                   help_text="Who spoke, chat style; give this or `source`.")
+    source = serializers.ChoiceField(
+        choices=Episode.Source.values, required=False,
+        help_text="Where it came from; tool, web and document content is untrusted (an instruction in it is "
+                  "quarantined).",
+    )
+    content = Text(max_length=None, help_text="The message text (secrets are redacted before storing).")
+    occurred_at = AwareDateTime(required=False, help_text="When it was said, with a zone; default now.")
+    metadata = serializers.JSONField(required=False, validators=[check_json_strings],
+                                     help_text="A free JSON object kept with the episode.")
 
     def validate_metadata(self, value):
         if not isinstance(value, dict):
@@ -119,11 +125,17 @@ class UserField(Text):
 
 
 class EpisodesIngestIn(StrictSerializer):
-    user = UserField()
-    session = Text(max_length=200, required=False, allow_blank=True, default="")
-    project = Text(max_length=120, required=False, allow_blank=True, default="")
-    messages = serializers.ListField(child=MessageIn(), min_length=1)
-    wait = serializers.BooleanField(required=False, default=False)
+    user = UserField(help_text="The user's external id (your own identifier for the person, e.g. `sam`).")
+    session = Text(max_length=200, required=False, allow_blank=True, default="",
+                   help_text="The conversation these belong to (free text; \"\" for none).")
+    project = Text(max_length=120, required=False, allow_blank=True, default="",
+                   help_text="The project's name (\"\" for none); an unrestricted key creates it on first use.")
+    messages = serializers.ListField(child=MessageIn(), min_length=1,
+                                     help_text="The messages, oldest first (at most MEMORY_MAX_MESSAGES_PER_REQUEST).")
+    wait = serializers.BooleanField(
+        required=False, default=False,
+        help_text="true: extract within the request and answer 201 with the operations; false: answer 202 with a job.",
+    )
 
     def validate_messages(self, value):
         limit = settings.MEMORY_MAX_MESSAGES_PER_REQUEST
@@ -133,21 +145,33 @@ class EpisodesIngestIn(StrictSerializer):
 
 
 class Weights(StrictSerializer):
-    relevance = serializers.FloatField(min_value=0, max_value=10, required=False, default=1.0)
-    recency = serializers.FloatField(min_value=0, max_value=10, required=False, default=0.5)
-    importance = serializers.FloatField(min_value=0, max_value=10, required=False, default=0.5)
+    """Only the weights given: the others stay at the search's defaults (selectors.ranking.default_weights)."""
+
+    relevance = serializers.FloatField(min_value=0, max_value=10, required=False,
+                                       help_text="Weight of relevance (meaning) in `score`. Default 1.")
+    recency = serializers.FloatField(min_value=0, max_value=10, required=False,
+                                     help_text="Weight of recency since the last access. Default: memories "
+                                               "SEARCH_WEIGHTS (0.5), episodes 0.")
+    importance = serializers.FloatField(min_value=0, max_value=10, required=False,
+                                        help_text="Weight of importance. Default: memories SEARCH_WEIGHTS (0.5), "
+                                                  "episodes 0.")
 
 
 class SearchIn(StrictSerializer):
-    user = UserField()
-    query = Text(max_length=2000)
-    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5)
-    session = Text(max_length=200, required=False, allow_blank=True, default="")
-    project = Text(max_length=120, required=False, allow_blank=True, default="")
+    user = UserField(help_text="The user's external id (your own identifier for the person, e.g. `sam`).")
+    query = Text(max_length=2000, help_text="The question, in words (e.g. \"Where does Sam live?\").")
+    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=5,
+                                 help_text="At most this many results.")
+    session = Text(max_length=200, required=False, allow_blank=True, default="",
+                   help_text="The current session: its session-scope memories are searched too (\"\": none).")
+    project = Text(max_length=120, required=False, allow_blank=True, default="",
+                   help_text="Only this project's project-scope memories (\"\": every project the user is in).")
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=Memory.Scope.values), required=False,
-                                   min_length=1)
-    as_of = AwareDateTime(required=False)
-    known_at = AwareDateTime(required=False)
+                                   min_length=1, help_text="The scopes to search; default all four.")
+    as_of = AwareDateTime(required=False, help_text="World time: what was true then (`valid_from <= as_of < "
+                                                    "valid_to`); default now. With a zone.")
+    known_at = AwareDateTime(required=False, help_text="Belief time: what the store believed then (`recorded_at <= "
+                                                       "known_at < expired_at`); default now. With a zone.")
     min_score = serializers.FloatField(
         min_value=-1, max_value=1, required=False,
         help_text="The least `score` a result may have; nothing above it: abstained. Same scale as `score`: the "
@@ -174,23 +198,35 @@ class SearchIn(StrictSerializer):
 
 
 class ContextIn(SearchIn):
-    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=20)
-    budget_tokens = serializers.IntegerField(min_value=50, max_value=32000, required=False, default=1000)
+    k = serializers.IntegerField(min_value=1, max_value=50, required=False, default=20,
+                                 help_text="At most this many memories are considered for the block.")
+    budget_tokens = serializers.IntegerField(min_value=50, max_value=32000, required=False, default=1000,
+                                             help_text="The block's size limit, in tokens.")
 
 
 class MemoryCreateIn(StrictSerializer):
-    user = UserField()
-    text = Text(max_length=2000)
-    scope = serializers.ChoiceField(choices=Memory.Scope.values, required=False, default="user")
-    session = Text(max_length=200, required=False, allow_blank=True, default="")
-    project = Text(max_length=120, required=False, allow_blank=True, default="")
+    user = UserField(help_text="The user's external id (your own identifier for the person, e.g. `sam`).")
+    text = Text(max_length=2000, help_text="The statement, self-contained (e.g. \"Sam lives in Porto.\").")
+    scope = serializers.ChoiceField(
+        choices=Memory.Scope.values, required=False, default="user",
+        help_text="session (needs `session`), user, project (needs `project`) or org (unrestricted keys only).",
+    )
+    session = Text(max_length=200, required=False, allow_blank=True, default="",
+                   help_text="The session (required for scope session).")
+    project = Text(max_length=120, required=False, allow_blank=True, default="",
+                   help_text="The project's name (required for scope project).")
     kind = serializers.ChoiceField(choices=[Memory.Kind.SEMANTIC, Memory.Kind.PROCEDURAL], required=False,
-                                   default="semantic")
-    importance = serializers.IntegerField(min_value=1, max_value=10, required=False, default=5)
-    valid_from = AwareDateTime(required=False)
-    subject = Text(max_length=200, required=False, allow_blank=True, default="")
-    attribute = Text(max_length=100, required=False, allow_blank=True, default="")
-    value = Text(max_length=500, required=False, allow_blank=True, default="")
+                                   default="semantic",
+                                   help_text="semantic (a fact) or procedural (how the user wants things done).")
+    importance = serializers.IntegerField(min_value=1, max_value=10, required=False, default=5,
+                                          help_text="1 (trivia) to 10 (vital).")
+    valid_from = AwareDateTime(required=False, help_text="When it became true in the world; default now.")
+    subject = Text(max_length=200, required=False, allow_blank=True, default="",
+                   help_text="The triple's subject; default the user.")
+    attribute = Text(max_length=100, required=False, allow_blank=True, default="",
+                     help_text="The triple's attribute (e.g. `city`): a new value of a single-valued one supersedes.")
+    value = Text(max_length=500, required=False, allow_blank=True, default="",
+                 help_text="The triple's value (required with `attribute`).")
 
     def validate(self, attrs):
         if attrs["scope"] == "session" and not attrs["session"]:
@@ -203,10 +239,10 @@ class MemoryCreateIn(StrictSerializer):
 
 
 class MemoryCorrectIn(StrictSerializer):
-    text = Text(max_length=2000, required=False)
-    value = Text(max_length=500, required=False)
-    importance = serializers.IntegerField(min_value=1, max_value=10, required=False)
-    valid_from = AwareDateTime(required=False)
+    text = Text(max_length=2000, required=False, help_text="The corrected statement.")
+    value = Text(max_length=500, required=False, help_text="The corrected value of the triple.")
+    importance = serializers.IntegerField(min_value=1, max_value=10, required=False, help_text="1 to 10.")
+    valid_from = AwareDateTime(required=False, help_text="When the corrected fact became true; with a zone.")
 
     def validate(self, attrs):
         if not attrs:

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-from django.db import transaction
-from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memoryapp.api import contract
 from memoryapp.api import serializers as s
 from memoryapp.api.auth import HasPermissionFor, principal_of
 from memoryapp.api.pagination import NewestFirst
-from memoryapp.models import Memory, MemoryEvent
-from memoryapp.selectors.context import context_assemble
-from memoryapp.selectors.listing import memories_listed
-from memoryapp.selectors.ranking import Weights
-from memoryapp.selectors.scoping import (
-    episode_visible,
-    job_visible,
-    memory_changeable,
-    memory_visible,
-    project_visible,
-    scoped_episodes,
-    user_visible,
-)
-from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
-from memoryapp.services import govern
-from memoryapp.services.access import access_record
-from memoryapp.services.extraction import episodes_extract
-from memoryapp.services.ingest import IdempotencyConflict, MessageIn, episodes_ingest, extraction_job_for
-from memoryapp.services.jobs import job_create, job_enqueue
-from memoryapp.services.statements import statement_remember
-from memoryapp.services.tenancy import project_for_write, user_for_write
+from memoryapp.models import Memory
+from memoryapp.selectors.scoping import episode_visible, job_visible, memory_changeable, user_visible
+from memoryapp.services import govern, reading
+from memoryapp.services.ingest import IdempotencyConflict
+from memoryapp.services.statements import conversation_remember, statement_remember
 
 
 class Api(APIView):
@@ -48,28 +31,19 @@ class Api(APIView):
         return serializer.validated_data
 
 
-def search_params(data: dict, principal) -> SearchParams:
-    weights = data.get("weights")
-    return SearchParams(
-        query=data["query"], k=data["k"], scopes=tuple(data.get("scopes") or Memory.Scope.values),
-        session=data["session"], project=project_visible(principal, data["project"]), as_of=data.get("as_of"),
-        known_at=data.get("known_at"), min_score=data.get("min_score"), mmr_lambda=data.get("mmr_lambda"),
-        weights=Weights(**weights) if weights else None,
-    )
-
-
-def search_response(view: Api, search, item_name: str, item_json, *, endpoint: str) -> Response:
+def search_response(view: Api, *, episodes: bool, endpoint: str) -> Response:
     """Search memories or episodes for the request, log the read, answer the contract's shape."""
     data = view.valid(s.SearchIn, view.request.data)
-    return Response(search_answer(view.principal, data, search, item_name, item_json, endpoint=endpoint))
+    return Response(search_answer(view.principal, data, episodes=episodes, endpoint=endpoint))
 
 
-def search_answer(principal, data: dict, search, item_name: str, item_json, *, endpoint: str) -> dict:
+def search_answer(principal, data: dict, *, episodes: bool, endpoint: str) -> dict:
     """The search contract's answer to validated SearchIn data, the read logged (REST and MCP alike)."""
     user = user_visible(principal, data["user"])
-    result = search(principal, user=user, params=search_params(data, principal))
-    access_record(principal, items=[h.item for h in result.hits], query=data["query"], endpoint=endpoint,
-                  user_id=user.id)
+    recall = reading.episodes_recall if episodes else reading.memories_recall
+    result = recall(principal, user=user, params=reading.search_params(principal, data, episodes=episodes),
+                    endpoint=endpoint)
+    item_name, item_json = ("episode", s.episode_json) if episodes else ("memory", s.memory_json)
     brief = ("relevance", "recency", "importance")
     return {
         "results": [{item_name: item_json(h.item), "score": h.score,
@@ -78,20 +52,6 @@ def search_answer(principal, data: dict, search, item_name: str, item_json, *, e
         "abstained": result.abstained, "took_ms": result.took_ms,
         "ordered_by": result.ordered_by, **({"searched_as": result.searched_as} if data["explain"] else {}),
     }
-
-
-def agent_lookup_logged(principal, items: list, *, endpoint: str, user=None, query: str = "") -> None:
-    """DESIGN: every read by an agent leaves an access log row (a lookup, not a recall)."""
-    if principal.agent is not None:
-        access_record(principal, items=list(items), query=query, endpoint=endpoint,
-                      user_id=user.id if user is not None else None, recalled=False)
-
-
-PREVIEW = OpenApiParameter(
-    "preview", bool,
-    description="true (also 1, yes, on): what would be deleted and recomputed; nothing is. false (0, no, off) or "
-                "absent: delete. Anything else is refused with 400.",
-)
 
 
 class DeletionQuery(s.serializers.Serializer):
@@ -113,91 +73,61 @@ def preview_or_delete(request, plan, delete) -> Response:
 # --- episodes ---------------------------------------------------------------------------------
 
 
-IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False,
-    description="Any string up to 200 characters, new for each request. A retry with the same key for the same "
-                "user stores nothing again and answers 200 with the episode ids the first request stored "
-                "(`replayed: true`); the same key with other messages answers 409.",
-)
-
-
 class EpisodesView(Api):
-    @extend_schema(request=s.EpisodesIngestIn, responses={200: dict, 201: dict, 202: dict},
-                   parameters=[IDEMPOTENCY_KEY])
+    @contract.episodes_ingest
     def post(self, request):
         data = self.valid(s.EpisodesIngestIn, request.data)
         key = request.headers.get("Idempotency-Key", "").strip()
         if len(key) > 200:
             raise ValidationError({"Idempotency-Key": ["at most 200 characters"]})
-        principal = self.principal
-        # All or nothing: the episodes commit together with their extraction (wait) or their job, or not at all.
-        with transaction.atomic():
-            user = user_for_write(principal, data["user"])
-            project = project_for_write(principal, data["project"], user=user)
-            try:
-                result = episodes_ingest(
-                    organization=user.organization, user=user, session=data["session"], project=project,
-                    agent=principal.agent, actor=principal.actor, request_key=key,
-                    messages=[MessageIn(m["source"], m["content"], m.get("occurred_at"), m.get("metadata") or {})
-                              for m in data["messages"]],
-                )
-            except IdempotencyConflict as exc:
-                from memoryapp.api.errors import Conflict
+        try:
+            result = conversation_remember(self.principal, user=data["user"], messages=data["messages"],
+                                           session=data["session"], project=data["project"], wait=data["wait"],
+                                           request_key=key)
+        except IdempotencyConflict as exc:
+            from memoryapp.api.errors import Conflict
 
-                raise Conflict(str(exc)) from exc
-            if result.paused:
-                return Response({"episodes": [], "job": None, "paused": True,
-                                 "message": f"memory writing is paused for {user.external_id}; nothing was stored"},
-                                status=status.HTTP_200_OK)
-            ids = [str(e.id) for e in result.episodes]
-            replayed = {"replayed": True} if result.replayed else {}
-            if data["wait"]:
-                # A replay extracts only what the first request left pending: its operations are not repeated.
-                operations = episodes_extract(episode_ids=ids, actor=principal.actor)
-                return Response({"episodes": ids, "job": None, "operations": [o.as_dict() for o in operations],
-                                 **replayed}, status=status.HTTP_200_OK if replayed else status.HTTP_201_CREATED)
-            if result.replayed:
-                job = extraction_job_for(result.episodes)
-                return Response({"episodes": ids, "job": str(job.id) if job else None, **replayed})
-            from memoryapp.tasks import extract_episodes
+            raise Conflict(str(exc)) from exc
+        if result.paused:
+            return Response({"episodes": [], "job": None, "paused": True,
+                             "message": f"memory writing is paused for {result.user.external_id}; nothing was stored"},
+                            status=status.HTTP_200_OK)
+        ids = [str(e.id) for e in result.episodes]
+        replayed = {"replayed": True} if result.replayed else {}
+        if data["wait"]:
+            # A replay extracts only what the first request left pending: its operations are not repeated.
+            return Response({"episodes": ids, "job": None, "operations": [o.as_dict() for o in result.operations],
+                             **replayed}, status=status.HTTP_200_OK if replayed else status.HTTP_201_CREATED)
+        job = str(result.job.id) if result.job else None
+        if result.replayed:
+            return Response({"episodes": ids, "job": job, **replayed})
+        return Response({"episodes": ids, "job": job}, status=status.HTTP_202_ACCEPTED)
 
-            job = job_create(kind="extraction", organization=user.organization, user=user,
-                             params={"episode_ids": ids})
-            job_enqueue(job, extract_episodes)
-        return Response({"episodes": ids, "job": str(job.id)}, status=status.HTTP_202_ACCEPTED)
-
-    @extend_schema(operation_id="episodes_list", parameters=[OpenApiParameter("user", str)], responses=dict)
+    @contract.episodes_list
     def get(self, request):
         principal = self.principal
         params = self.valid(EpisodeListQuery, request.query_params.dict())
-        episodes = scoped_episodes(principal).select_related("user", "project")
         user = user_visible(principal, params["user"]) if params.get("user") else None
-        if user is not None:
-            episodes = episodes.filter(user=user)
-        if params.get("session"):
-            episodes = episodes.filter(session=params["session"])
         paginator = NewestFirst("occurred_at")
-        page = paginator.paginate_queryset(episodes, request, view=self)
-        agent_lookup_logged(principal, page, endpoint="episodes", user=user)
+        page = reading.episodes_lookup(principal, user=user, session=params.get("session", ""),
+                                       page=lambda episodes: paginator.paginate_queryset(episodes, request, view=self))
         return paginator.get_paginated_response([s.episode_json(e) for e in page])
 
 
 class EpisodeSearchView(Api):
     required_permission = "read"  # a POST that only reads
 
-    @extend_schema(request=s.SearchIn, responses=dict)
+    @contract.episodes_search
     def post(self, request):
-        return search_response(self, search_episodes, "episode", s.episode_json, endpoint="episodes/search")
+        return search_response(self, episodes=True, endpoint="episodes/search")
 
 
 class EpisodeView(Api):
-    @extend_schema(responses=dict)
+    @contract.episode_read
     def get(self, request, episode_id):
-        episode = episode_visible(self.principal, episode_id)
-        agent_lookup_logged(self.principal, [episode], endpoint="episodes/{id}", user=episode.user)
-        return Response(s.episode_json(episode))
+        return Response(s.episode_json(reading.episode_lookup(self.principal, episode_id=episode_id)))
 
-    @extend_schema(parameters=[PREVIEW], responses={200: dict})
+    @contract.episode_delete
     def delete(self, request, episode_id):
         principal = self.principal
         episode = episode_visible(principal, episode_id)
@@ -209,7 +139,7 @@ class EpisodeView(Api):
 
 
 class MemoriesView(Api):
-    @extend_schema(request=s.MemoryCreateIn, responses={201: dict})
+    @contract.memories_state
     def post(self, request):
         data = self.valid(s.MemoryCreateIn, request.data)
         result = statement_remember(self.principal, **data)
@@ -219,21 +149,15 @@ class MemoriesView(Api):
         return Response({"operations": [o.as_dict() for o in result.operations],
                          "memory": s.memory_json(result.memory)}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(
-        operation_id="memories_list",
-        parameters=[OpenApiParameter(name, str) for name in ("user", "scope", "status", "kind", "as_of", "known_at",
-                                                                "q", "session")],
-        responses=dict,
-    )
+    @contract.memories_list
     def get(self, request):
         principal = self.principal
         params = self.valid(MemoryListQuery, request.query_params.dict())
         name = params.pop("user", None)
         user = user_visible(principal, name) if name else None
-        memories = memories_listed(principal, user=user, **params)
         paginator = NewestFirst("recorded_at")
-        page = paginator.paginate_queryset(memories, request, view=self)
-        agent_lookup_logged(principal, page, endpoint="memories", user=user, query=params.get("q", ""))
+        page = reading.memories_lookup(principal, user=user, **params,
+                                       page=lambda memories: paginator.paginate_queryset(memories, request, view=self))
         return paginator.get_paginated_response([s.memory_json(m) for m in page])
 
 
@@ -253,28 +177,17 @@ class MemoryListQuery(s.serializers.Serializer):
     q = s.Text(max_length=200, required=False)
 
 
-WITH_SOURCES = OpenApiParameter(
-    "with_sources", bool,
-    description="true (also 1, yes, on): also delete the messages (episodes) the memory and its versions came "
-                "from, with what else only they support, as DELETE /episodes/{id} would; afterwards episode "
-                "search cannot return them. The preview then lists them under `deleted.episodes` and the other "
-                "memories they take or rebuild. false (0, no, off) or absent: the messages stay, listed in "
-                "`sources_kept`. Messages of other users always stay. Anything else is refused with 400.",
-)
-
-
 class MemoryDeletionQuery(s.serializers.Serializer):
     with_sources = s.serializers.BooleanField(required=False, default=False)
 
 
 class MemoryView(Api):
-    @extend_schema(responses=dict)
+    @contract.memory_read
     def get(self, request, memory_id):
-        memory = memory_visible(self.principal, memory_id)
-        agent_lookup_logged(self.principal, [memory], endpoint="memories/{id}", user=memory.user)
-        return Response({**s.memory_json(memory, detail=True), "history": _history(memory)})
+        read = reading.memory_lookup(self.principal, memory_id=memory_id)
+        return Response({**s.memory_json(read.memory, detail=True), "history": _history(read)})
 
-    @extend_schema(request=s.MemoryCorrectIn, responses=dict)
+    @contract.memory_correct
     def patch(self, request, memory_id):
         data = self.valid(s.MemoryCorrectIn, request.data)
         principal = self.principal
@@ -287,7 +200,7 @@ class MemoryView(Api):
             raise Conflict(str(exc)) from exc
         return Response(s.memory_json(corrected, detail=True))
 
-    @extend_schema(parameters=[PREVIEW, WITH_SOURCES], responses={200: dict})
+    @contract.memory_delete
     def delete(self, request, memory_id):
         principal = self.principal
         memory = memory_changeable(principal, memory_id)
@@ -303,16 +216,15 @@ class MemoryView(Api):
         )
 
 
-def _history(memory: Memory) -> dict:
-    versions = Memory.objects.filter(pk__in=govern._versions({memory.pk})).order_by("recorded_at")
-    events = MemoryEvent.objects.filter(memory_id__in=[v.pk for v in versions]).order_by("created_at")
-    return {"versions": [s.memory_json(v) for v in versions], "events": [s.event_json(e) for e in events]}
+def _history(read: reading.MemoryRead) -> dict:
+    return {"versions": [s.memory_json(v) for v in read.versions], "events": [s.event_json(e) for e in read.events]}
 
 
 class MemoryHistoryView(Api):
-    @extend_schema(responses=dict)
+    @contract.memory_history
     def get(self, request, memory_id):
-        return Response(_history(memory_visible(self.principal, memory_id)))
+        return Response(_history(reading.memory_lookup(self.principal, memory_id=memory_id,
+                                                       endpoint="memories/{id}/history")))
 
 
 # --- search and context ---------------------------------------------------------------------
@@ -321,22 +233,21 @@ class MemoryHistoryView(Api):
 class SearchView(Api):
     required_permission = "read"
 
-    @extend_schema(request=s.SearchIn, responses=dict)
+    @contract.search
     def post(self, request):
-        return search_response(self, search_memories, "memory", s.memory_json, endpoint="search")
+        return search_response(self, episodes=False, endpoint="search")
 
 
 class ContextView(Api):
     required_permission = "read"  # a POST that only reads
 
-    @extend_schema(request=s.ContextIn, responses=dict)
+    @contract.context
     def post(self, request):
         data = self.valid(s.ContextIn, request.data)
         principal = self.principal
-        user = user_visible(principal, data["user"])
-        context = context_assemble(principal, user=user, params=search_params(data, principal),
-                                   budget_tokens=data["budget_tokens"])
-        access_record(principal, items=context.memories, query=data["query"], endpoint="context", user_id=user.id)
+        context = reading.context_recall(principal, user=user_visible(principal, data["user"]),
+                                         params=reading.search_params(principal, data),
+                                         budget_tokens=data["budget_tokens"])
         return Response({"context": context.text, "memories": [str(m.id) for m in context.memories],
                          "tokens": context.tokens, "abstained": not context.memories,
                          "took_ms": context.search.took_ms})
@@ -348,15 +259,14 @@ class ContextView(Api):
 class UserExportView(Api):
     required_permission = "read"
 
-    @extend_schema(responses=dict)
+    @contract.user_export
     def get(self, request, user):
         principal = self.principal
-        target = user_visible(principal, user)
-        return Response(govern.user_export(user=target))
+        return Response(reading.user_export_read(principal, user=user_visible(principal, user)))
 
 
 class UserMemoriesView(Api):
-    @extend_schema(parameters=[PREVIEW], responses={200: dict})
+    @contract.user_memories_delete
     def delete(self, request, user):
         principal = self.principal
         target = user_visible(principal, user)
@@ -367,6 +277,6 @@ class UserMemoriesView(Api):
 class JobView(Api):
     required_permission = "read"
 
-    @extend_schema(responses=dict)
+    @contract.job_read
     def get(self, request, job_id):
         return Response(s.job_json(job_visible(self.principal, job_id)))

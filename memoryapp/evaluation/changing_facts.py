@@ -199,10 +199,9 @@ def turn_contexts(conversation: Conversation, ks: tuple[int, ...]) -> dict[tuple
 
 def full_system_contexts(conversation: Conversation, ks: tuple[int, ...]) -> dict[tuple[str, int], list[str]]:
     """Context per k for each question, from the real write and read paths, in a throwaway organization."""
+    from memoryapp.actors import ActorRef, Principal
     from memoryapp.models import Organization
-    from memoryapp.selectors.scoping import Principal
     from memoryapp.selectors.search import SearchParams, search_memories
-    from memoryapp.services.actors import ActorRef
     from memoryapp.services.extraction import episodes_extract
     from memoryapp.services.ingest import MessageIn, episodes_ingest
     from memoryapp.services.tenancy import user_create

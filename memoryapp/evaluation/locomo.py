@@ -22,11 +22,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.evaluation.metrics import RECALL_CATEGORIES, Retrieval
 from memoryapp.models import Episode, Organization, User
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_episodes
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.ingest import MessageIn, episodes_ingest
 from memoryapp.services.tenancy import organization_get_or_create, user_get_or_create_for_agent
 

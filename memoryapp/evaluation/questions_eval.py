@@ -19,7 +19,7 @@ Design:
 - Asking. Each written fact's first-person and third-person question is asked through
   selectors.search.search_memories, the read path of POST /api/v1/search, as an agent of the
   organization with that user and k = K, no other parameter. `{name}` in a question becomes how the
-  store names the user (services.extraction.user_display_name: the name they stated, else the id).
+  store names the user (selectors.names.user_display_name: the name they stated, else the id).
 - recall@1 / recall@5: the share of asked questions whose top 1 / top 5 results include a memory
   mentioning all the fact's must-words. *wrong abstention*: the share of asked questions that got
   no result at all (abstained).
@@ -127,8 +127,7 @@ class _Store:
     the real read path, as an agent of the organization."""
 
     def __init__(self, organization, extractor):
-        from memoryapp.selectors.scoping import Principal
-        from memoryapp.services.actors import ActorRef
+        from memoryapp.actors import ActorRef, Principal
         from memoryapp.services.tenancy import agent_create
 
         self.organization, self.extractor = organization, extractor
@@ -166,7 +165,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         questions_dir: str | Path | None = None, progress=None) -> dict:
     """recall@1/@5, wrong and correct abstention of the read path on the question set's `split`."""
     from memoryapp.models import Organization
-    from memoryapp.services.extraction import user_display_name
+    from memoryapp.selectors.names import user_display_name
 
     if split not in write_corpus.SPLITS:
         raise ValueError(f"unknown split {split!r}: choose one of {', '.join(write_corpus.SPLITS)}")

@@ -8,14 +8,13 @@ import re
 import uuid
 
 from memoryapp import llm
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.evaluation import changing_facts
 from memoryapp.evaluation.locomo import ImportedConversation, locomo_import
 from memoryapp.evaluation.metrics import ALL, CATEGORY_NAMES, RECALL_CATEGORIES, Retrieval, evidence_recall
 from memoryapp.models import Episode, Organization
 from memoryapp.selectors.context import count_tokens
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_episodes
-from memoryapp.services.actors import ActorRef
 
 LADDER = ("no memory", "random memories", "retrieved memories", "oracle memories", "full history")
 GAPS = (

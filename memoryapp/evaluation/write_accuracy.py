@@ -64,7 +64,7 @@ class _Writer:
     """Fresh users of one throwaway organization, written to through the real write path."""
 
     def __init__(self, organization, extractor):
-        from memoryapp.services.actors import ActorRef
+        from memoryapp.actors import ActorRef
 
         self.organization, self.extractor = organization, extractor
         self.actor = ActorRef.for_job("evaluation")

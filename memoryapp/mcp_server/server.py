@@ -10,27 +10,20 @@ from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 from rest_framework.exceptions import ValidationError
 from rest_framework.settings import api_settings
 
+from memoryapp.actors import Principal
 from memoryapp.api import serializers as s
 from memoryapp.api.auth import HasPermissionFor
-from memoryapp.api.views import MemoryListQuery, search_answer, search_params
-from memoryapp.models import Agent, Memory
-from memoryapp.selectors.context import context_assemble
-from memoryapp.selectors.listing import memories_listed
-from memoryapp.selectors.scoping import Principal, memory_changeable, scoped_memories, user_visible, valid_at
-from memoryapp.selectors.search import search_memories
-from memoryapp.services import govern
-from memoryapp.services.access import access_record
-from memoryapp.services.extraction import episodes_extract
-from memoryapp.services.ingest import MessageIn, episodes_ingest
-from memoryapp.services.statements import statement_remember
-from memoryapp.services.tenancy import project_for_write, user_for_write
+from memoryapp.api.views import MemoryListQuery, search_answer
+from memoryapp.models import Agent
+from memoryapp.selectors.scoping import memory_changeable, user_visible
+from memoryapp.services import govern, reading
+from memoryapp.services.statements import conversation_remember, statement_remember
 
 AgentOf = Callable[[Context], Agent]  # who is calling: the HTTP request's key, or the stdio process's key
 LIST_LIMIT = 100
@@ -119,20 +112,12 @@ def build_server(agent_of: AgentOf) -> MCPServer:
                 "user": user, "session": session, "project": project, "wait": True,
                 "messages": [m.model_dump(exclude_none=True) for m in messages]})
             # What POST /api/v1/episodes with wait=true does: all or nothing, episodes with their extraction.
-            with transaction.atomic():
-                target = user_for_write(principal, data["user"])
-                result = episodes_ingest(
-                    organization=target.organization, user=target, session=data["session"],
-                    project=project_for_write(principal, data["project"], user=target),
-                    agent=principal.agent, actor=principal.actor,
-                    messages=[MessageIn(m["source"], m["content"], m.get("occurred_at"), m.get("metadata") or {})
-                              for m in data["messages"]],
-                )
-                if result.paused:
-                    return _paused(target)
-                ids = [str(e.id) for e in result.episodes]
-                operations = episodes_extract(episode_ids=ids, actor=principal.actor)
-            return {"episodes": ids, "operations": [o.as_dict() for o in operations]}
+            result = conversation_remember(principal, user=data["user"], messages=data["messages"],
+                                           session=data["session"], project=data["project"], wait=True)
+            if result.paused:
+                return _paused(result.user)
+            return {"episodes": [str(e.id) for e in result.episodes],
+                    "operations": [o.as_dict() for o in result.operations]}
 
         return await tool_call(ctx, "write", work)
 
@@ -154,8 +139,7 @@ def build_server(agent_of: AgentOf) -> MCPServer:
         def work(principal: Principal, reader: str) -> dict:
             data = _valid(s.SearchIn, _given(user=user, query=query, k=k, as_of=as_of, scopes=scopes,
                                              session=session, project=project))
-            return search_answer(principal, data, search_memories, "memory", s.memory_json,
-                                 endpoint=_endpoint("recall", reader))
+            return search_answer(principal, data, episodes=False, endpoint=_endpoint("recall", reader))
 
         return await tool_call(ctx, "read", work)
 
@@ -176,11 +160,10 @@ def build_server(agent_of: AgentOf) -> MCPServer:
         def work(principal: Principal, reader: str) -> dict:
             data = _valid(s.ContextIn, _given(user=user, query=query, budget_tokens=budget_tokens, as_of=as_of,
                                               scopes=scopes, session=session, project=project))
-            target = user_visible(principal, data["user"])
-            assembled = context_assemble(principal, user=target, params=search_params(data, principal),
-                                         budget_tokens=data["budget_tokens"])
-            access_record(principal, items=assembled.memories, query=data["query"],
-                          endpoint=_endpoint("context", reader), user_id=target.id)
+            assembled = reading.context_recall(principal, user=user_visible(principal, data["user"]),
+                                               params=reading.search_params(principal, data),
+                                               budget_tokens=data["budget_tokens"],
+                                               endpoint=_endpoint("context", reader))
             return {"context": assembled.text, "memories": [str(m.id) for m in assembled.memories],
                     "tokens": assembled.tokens, "abstained": not assembled.memories}
 
@@ -203,10 +186,16 @@ def build_server(agent_of: AgentOf) -> MCPServer:
             params = _valid(MemoryListQuery, _given(user=user, scope=scope, status=status, q=q))
             name = params.pop("user", None)
             target = user_visible(principal, name) if name else None
-            memories = list(memories_listed(principal, user=target, **params).order_by("-recorded_at")[: limit + 1])
-            access_record(principal, items=memories[:limit], query=params.get("q", ""), recalled=False,
-                          endpoint=_endpoint("list_memories", reader), user_id=target.id if target else None)
-            return {"results": [s.memory_json(m) for m in memories[:limit]], "more": len(memories) > limit}
+            more = []
+
+            def first(memories):  # one more than shown tells whether there are more
+                found = list(memories.order_by("-recorded_at")[: limit + 1])
+                more.append(len(found) > limit)
+                return found[:limit]
+
+            shown = reading.memories_lookup(principal, user=target, page=first, **params,
+                                            endpoint=_endpoint("list_memories", reader))
+            return {"results": [s.memory_json(m) for m in shown], "more": more[0]}
 
         return await tool_call(ctx, "read", work)
 
@@ -235,11 +224,7 @@ def build_server(agent_of: AgentOf) -> MCPServer:
     async def profile(user: str, ctx: Context) -> str:
         def work(principal: Principal, reader: str) -> dict:
             target = user_visible(principal, user)
-            summaries = list(valid_at(scoped_memories(principal, user=target, scopes=["user"]))
-                             .filter(status=Memory.Status.ACTIVE, kind=Memory.Kind.SUMMARY)
-                             .select_related("user", "project").order_by("-recorded_at"))
-            access_record(principal, items=summaries, query="", endpoint=_endpoint("profile", reader),
-                          user_id=target.id)
+            summaries = reading.profile_recall(principal, user=target, endpoint=_endpoint("profile", reader))
             return {"user": target.external_id, "summaries": [s.memory_json(m) for m in summaries]}
 
         result = await tool_call(ctx, "read", work)

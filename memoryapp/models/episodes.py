@@ -4,7 +4,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex
 
 from memoryapp.models.tenancy import Agent, Organization, Project, User
 
@@ -49,7 +49,7 @@ class Episode(models.Model):
     extraction = models.CharField(max_length=16, choices=Extraction.choices, default=Extraction.PENDING)
     # The client's Idempotency-Key of the request that stored this episode: a retry returns these episodes.
     request_key = models.CharField(max_length=200, blank=True, default="")
-    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIM, null=True)  # halfvec: as Memory.embedding
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"), output_field=SearchVectorField(), db_persist=True
     )
@@ -68,7 +68,7 @@ class Episode(models.Model):
             HnswIndex(
                 fields=["embedding"],
                 name="episode_embedding_hnsw",
-                opclasses=["vector_cosine_ops"],
+                opclasses=["halfvec_cosine_ops"],
                 m=8,
                 ef_construction=32,
             ),

@@ -76,6 +76,23 @@ class AccessLog(models.Model):
 class Job(models.Model):
     """A background run (extraction, consolidation, decay, evaluation) with its progress."""
 
+    class Kind(models.TextChoices):
+        """Every kind of job, named once: memoryapp.jobs runs them, the dashboard and `run_job` offer them.
+        Not the field's choices (a row of a kind this version dropped still reads), so no migration."""
+
+        EXTRACTION = "extraction", "Extraction"
+        CONSOLIDATE = "consolidate", "Consolidate"
+        SUMMARIZE = "summarize", "Summarize"
+        DECAY = "decay", "Decay"
+        EXPIRE_SESSIONS = "expire_sessions", "Expire sessions"
+        REQUEUE = "requeue", "Requeue stalled work"
+        PURGE = "purge", "Purge deleted text"
+        METRICS = "metrics", "Store metrics"
+        EVALUATE_LOCOMO = "evaluate_locomo", "LoCoMo recall and ladder"
+        EVALUATE_CHANGING_FACTS = "evaluate_changing_facts", "Changing facts"
+        EVALUATE_WRITE_ACCURACY = "evaluate_write_accuracy", "Write accuracy"
+        EVALUATE_QUESTIONS = "evaluate_questions", "Questions"
+
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
@@ -109,6 +126,11 @@ class Job(models.Model):
                 condition=models.Q(progress__gte=0, progress__lte=1), name="%(app_label)s_%(class)s_progress_0_1"
             )
         ]
+
+    @property
+    def kind_label(self) -> str:
+        """The kind in words ("Purge deleted text"); a kind this version does not know, as stored."""
+        return self.Kind(self.kind).label if self.kind in self.Kind.values else self.kind
 
     @property
     def result_summary(self) -> str:

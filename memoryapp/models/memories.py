@@ -5,7 +5,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex
 
 from memoryapp.models.episodes import EMBEDDING_DIM, Episode
 from memoryapp.models.tenancy import Agent, Organization, Project, User
@@ -79,7 +79,8 @@ class Memory(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     strength = models.FloatField(default=1.0)
 
-    embedding = VectorField(dimensions=EMBEDDING_DIM)
+    # halfvec: searched at half the bytes (migration 0009_halfvec says why stored); read back as floats
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIM)
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config="english"), output_field=SearchVectorField(), db_persist=True
     )
@@ -119,7 +120,7 @@ class Memory(models.Model):
             models.Index(fields=["organization", "user", "subject", "attribute"], name="memory_slot"),
             GinIndex(fields=["search_vector"], name="memory_fulltext"),  # selectors.search full-text leg
             # Approximate leg of selectors.search, used only above the exact-search size threshold.
-            HnswIndex(fields=["embedding"], name="memory_embedding_hnsw", opclasses=["vector_cosine_ops"]),
+            HnswIndex(fields=["embedding"], name="memory_embedding_hnsw", opclasses=["halfvec_cosine_ops"]),
         ]
         constraints = [
             models.CheckConstraint(

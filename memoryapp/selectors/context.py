@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from memoryapp.actors import Principal
 from memoryapp.models import Memory, MemoryDerivation, User
-from memoryapp.selectors.scoping import Principal, memories_of_parts
+from memoryapp.selectors.scoping import memories_of_parts
 from memoryapp.selectors.search import SearchParams, SearchResult, memory_parts_for_question, search_memories
 
 HEADER = (

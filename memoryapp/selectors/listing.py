@@ -6,8 +6,9 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
+from memoryapp.actors import Principal
 from memoryapp.models import Memory, User
-from memoryapp.selectors.scoping import Principal, scoped_memories, valid_at
+from memoryapp.selectors.scoping import scoped_memories, valid_at
 
 
 def memories_listed(

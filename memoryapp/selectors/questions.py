@@ -3,7 +3,7 @@ in the third person ("Sam lives in Lisbon."), and naming a user every one of the
 
 Two steps, both about the user the search is for:
 - first person to third: "I", "my", "me", "am I", "do I" become the name the write path gives the
-  user in memory texts (services.extraction.user_display_name), so "where do I live?" is asked as
+  user in memory texts (selectors.names.user_display_name), so "where do I live?" is asked as
   "where does Sam live?";
 - the name carries no relevance: every memory of Sam's says "Sam", so the name's own direction is
   taken out of the query's vector and the candidates' vectors before they are compared
@@ -21,8 +21,8 @@ import numpy as np
 
 from memoryapp import embeddings
 from memoryapp.models import User
+from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.grammar import THE_USER, readable_name
-from memoryapp.services.extraction import user_display_name
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -46,7 +46,8 @@ def third_person(query: str, name: str) -> str:
     need "live" to become "lives")."""
     possessive = f"{name}'" if name.endswith("s") else f"{name}'s"
     for pattern, replacement in _FIRST_PERSON_RE:
-        replacement = replacement.replace("N's", possessive).replace("N", name)
+        # one pass over the placeholder: replacing "N's" then "N" would rewrite the N of "Noor's" too
+        replacement = re.sub(r"\bN(?:'s)?\b", lambda m: possessive if m.group() == "N's" else name, replacement)
         query = pattern.sub(lambda _m, r=replacement: r, query)
     return query
 

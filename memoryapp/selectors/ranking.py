@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant
 
@@ -15,6 +16,17 @@ class Weights:
     relevance: float = 1.0
     recency: float = 1.0
     importance: float = 1.0
+
+
+# What episode search ranks by unless asked otherwise: relevance only (an episode has no importance,
+# and recency would bury the old turn that holds the answer).
+EPISODE_WEIGHTS = Weights(relevance=1.0, recency=0.0, importance=0.0)
+
+
+def default_weights(*, episodes: bool = False) -> Weights:
+    """The one source of each search's default weights: memories SEARCH_WEIGHTS (settings), episodes
+    EPISODE_WEIGHTS. Weights a caller asks for only in part take the rest from here."""
+    return EPISODE_WEIGHTS if episodes else Weights(*settings.SEARCH_WEIGHTS)
 
 
 @dataclass

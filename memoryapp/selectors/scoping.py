@@ -6,62 +6,37 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from memoryapp.actors import Principal
 from memoryapp.models import Agent, AgentBlock, Episode, Job, Memory, Project, User
-from memoryapp.services.actors import ActorRef
 
 ALL_SCOPES = tuple(Memory.Scope.values)
 
 
-@dataclass(frozen=True)
-class Principal:
-    organization_id: object
-    agent: Agent | None = None
-    user: User | None = None
-    job: str = ""  # a background job reading a whole organization (evaluation runs)
-
-    @classmethod
-    def for_agent(cls, agent: Agent) -> Principal:
-        return cls(organization_id=agent.organization_id, agent=agent)
-
-    @classmethod
-    def for_user(cls, user: User) -> Principal:
-        return cls(organization_id=user.organization_id, user=user)
-
-    @classmethod
-    def for_job(cls, organization_id, name: str) -> Principal:
-        return cls(organization_id=organization_id, job=name)
-
-    @property
-    def is_admin(self) -> bool:
-        return bool(self.job) or (self.user is not None and self.user.is_org_admin)
-
-    @property
-    def is_restricted(self) -> bool:
-        """An end user, or an agent key limited to some users or projects: it acts for those users
-        only, so it never writes org-wide and never reaches into projects they are not members of."""
-        if self.agent is not None:
-            return self.agent.allowed_users.exists() or self.agent.allowed_projects.exists()
-        return not self.is_admin
-
-    @property
-    def actor(self) -> ActorRef:
-        if self.job:
-            return ActorRef.for_job(self.job)
-        return ActorRef.for_agent(self.agent) if self.agent else ActorRef.for_user(self.user)
+Grants = tuple[list, list]  # an agent key's allowed user ids and project ids (empty: not limited)
 
 
-def _allowed_users_q(principal: Principal, field: str) -> Q:
-    """Agent restrictions and the end user's own view, as a filter on `field` (a user id column)."""
+def _agent_grants(principal: Principal) -> Grants | None:
+    """The agent key's grants in one query (None for other principals): a search read them in three."""
+    if principal.agent is None:
+        return None
+    users = Agent.allowed_users.through.objects.filter(agent_id=OuterRef("pk")).values("user_id")
+    projects = Agent.allowed_projects.through.objects.filter(agent_id=OuterRef("pk")).values("project_id")
+    return Agent.objects.filter(pk=principal.agent.pk).values_list(ArraySubquery(users), ArraySubquery(projects)).get()
+
+
+def _allowed_users_q(principal: Principal, field: str, grants: Grants | None = None) -> Q:
+    """Agent restrictions and the end user's own view, as a filter on `field` (a user id column).
+    `grants`: _agent_grants, when the caller has them already."""
     if principal.agent is not None:
-        allowed = list(principal.agent.allowed_users.values_list("id", flat=True))
+        allowed = (grants or _agent_grants(principal))[0]
         # A user who blocked this agent is out of its reach everywhere: reads, writes and changes.
         blocked = ~Q(**{f"{field}__in": AgentBlock.objects.filter(agent=principal.agent).values("user_id")})
         return (Q(**{f"{field}__in": allowed}) if allowed else Q()) & blocked
@@ -70,18 +45,20 @@ def _allowed_users_q(principal: Principal, field: str) -> Q:
     return Q(**{field: principal.user.id})
 
 
-def _allowed_projects(principal: Principal) -> list | None:
+def _allowed_projects(principal: Principal, grants: Grants | None = None) -> list | None:
     """Project ids the principal may read, or None for all of the organization's. A project is read by
-    its members and by keys allowed it; a key limited to some users reads only their projects."""
+    its members and by keys allowed it; a key limited to some users reads only their projects.
+    `grants`: as in _allowed_users_q."""
     if principal.agent is not None:
-        agent = principal.agent
+        allowed_users, allowed_projects = grants or _agent_grants(principal)
+        if not allowed_users and not allowed_projects:
+            return None
         projects = Project.objects.filter(organization_id=principal.organization_id)
-        restricted = False
-        if agent.allowed_projects.exists():
-            projects, restricted = projects.filter(pk__in=agent.allowed_projects.values("id")), True
-        if agent.allowed_users.exists():
-            projects, restricted = projects.filter(members__in=agent.allowed_users.values("id")), True
-        return list(projects.values_list("id", flat=True).distinct()) if restricted else None
+        if allowed_projects:
+            projects = projects.filter(pk__in=allowed_projects)
+        if allowed_users:
+            projects = projects.filter(members__in=allowed_users)
+        return list(projects.values_list("id", flat=True).distinct())
     if principal.is_admin:
         return None
     return list(principal.user.projects.values_list("id", flat=True))
@@ -107,8 +84,9 @@ def scoped_memory_parts(
     and governance show: an agent's search is about its own session, a person sees them all)."""
     scopes = set(scopes)
     base = Memory.objects.filter(organization_id=principal.organization_id)
-    owned = _allowed_users_q(principal, "user_id")
-    allowed_projects = _allowed_projects(principal)
+    grants = _agent_grants(principal)
+    owned = _allowed_users_q(principal, "user_id", grants)
+    allowed_projects = _allowed_projects(principal, grants)
 
     parts = []
     personal = owned & (Q(user=user) if user is not None else Q())
@@ -154,10 +132,11 @@ def scoped_memories(
 
 
 def scoped_episodes(principal: Principal, *, user: User | None = None) -> QuerySet[Episode]:
+    grants = _agent_grants(principal)
     episodes = Episode.objects.filter(organization_id=principal.organization_id).filter(
-        _allowed_users_q(principal, "user_id")
+        _allowed_users_q(principal, "user_id", grants)
     )
-    allowed_projects = _allowed_projects(principal)
+    allowed_projects = _allowed_projects(principal, grants)
     if allowed_projects is not None:
         episodes = episodes.filter(Q(project__isnull=True) | Q(project_id__in=allowed_projects))
     return episodes.filter(user=user) if user is not None else episodes

@@ -14,13 +14,15 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import BinaryField, BooleanField, F, Func, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
+from pgvector import HalfVector
 from pgvector.django import CosineDistance
 from psycopg import Pipeline
 
 from memoryapp import embeddings
+from memoryapp.actors import Principal
 from memoryapp.models import Episode, Memory, Project, User
 from memoryapp.selectors.questions import NameNeutral, mentions, name_words, subject_names, third_person
 from memoryapp.selectors.ranking import (
@@ -34,7 +36,6 @@ from memoryapp.selectors.ranking import (
 )
 from memoryapp.selectors.scoping import (
     ALL_SCOPES,
-    Principal,
     memories_of_parts,
     require_reading,
     scoped_episodes,
@@ -53,7 +54,6 @@ EPISODE_RRF_K = 5
 EPISODE_LEXICAL_WEIGHT = 1.5  # the word leg's weight in the episodes' fusion (the meaning leg's: 1)
 EPISODE_NEIGHBOUR_WEIGHT = 0.6  # the share of a turn's fused score its neighbours get (_with_neighbours)
 EPISODE_POOL: int | None = 100  # candidates per leg (None: as for memories, _search)
-HNSW_MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 
 
 @dataclass(frozen=True)
@@ -110,18 +110,27 @@ def _any_term(terms: list[str]) -> SearchQuery:
     return SearchQuery(" | ".join(terms), search_type="raw", config="english")
 
 
-# The full-text ranking over a CTE `matched (id, search_vector)` of the rows that match some term:
-# each matched term counts by ts_rank times its rarity (BM25's inverse document frequency), so a
-# word most rows share, such as a speaker's or the user's name, cannot outrank a rare one. Rarity
-# is taken among the matched rows, not the whole scope: that needs no second pass over a large
-# scope and ranked LoCoMo evidence the same (recall@5 0.601 against 0.602).
-# Parameters: the terms (text[]), then the limit.
+# A word most of a large scope shares ("like", a name) once had every row holding it ranked (~100 ms
+# at 100k memories) for a weight near nothing. Each term now brings at most this many rows: a rare
+# term brings all of its rows, and a row a common term alone brings is at best noise. No term of a
+# LoCoMo dev conversation reaches it (the most common, a speaker's name, is in 550 of 663 turns), so
+# their ranking is unchanged.
+LEXICAL_ROWS_PER_TERM = 1000
+
+# The full-text ranking over a CTE `capped (id, search_vector, tsq)`: for each query term (`terms`),
+# up to LEXICAL_ROWS_PER_TERM rows of the scope that match it. Each matched term counts by ts_rank
+# times its rarity (BM25's inverse document frequency), so a word most rows share, such as a
+# speaker's or the user's name, cannot outrank a rare one. Rarity is taken among the matched rows,
+# not the whole scope: that needs no second pass over a large scope and ranked LoCoMo evidence the
+# same (recall@5 0.601 against 0.602). Parameters: the limit.
+_TERMS_CTE = (  # parameter: the terms (text[]); stop words drop out (to_tsquery makes them empty)
+    "terms AS (SELECT DISTINCT tsq FROM (SELECT to_tsquery('english', term) AS tsq FROM unnest(%s::text[]) AS term) "
+    "  AS parsed WHERE numnode(tsq) > 0)"
+)
 _LEXICAL_CTES = (
-    "terms AS (SELECT DISTINCT to_tsquery('english', term) AS tsq FROM unnest(%s::text[]) AS term), "
-    "hits AS MATERIALIZED (SELECT matched.id, terms.tsq, ts_rank(matched.search_vector, terms.tsq) AS tf "
-    "  FROM matched JOIN terms ON numnode(terms.tsq) > 0 AND matched.search_vector @@ terms.tsq), "
+    "hits AS MATERIALIZED (SELECT id, tsq, ts_rank(search_vector, tsq) AS tf FROM capped), "
     "df AS MATERIALIZED (SELECT tsq, count(*)::float8 AS n FROM hits GROUP BY tsq), "
-    "total AS MATERIALIZED (SELECT count(*)::float8 AS n FROM matched), "
+    "total AS MATERIALIZED (SELECT count(DISTINCT id)::float8 AS n FROM hits), "
     "best AS (SELECT hits.id, sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * hits.tf) AS weight "
     "  FROM hits JOIN df USING (tsq) CROSS JOIN total GROUP BY hits.id ORDER BY weight DESC, hits.id LIMIT %s), "
     "lexical AS (SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS position FROM best)"
@@ -149,7 +158,7 @@ def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[t
     Exact means k results whenever the scope holds k, whatever the store's size."""
     if not parts:
         return []
-    distances = [part.annotate(distance=_ExactCosineDistance("embedding", vector)) for part in parts]
+    distances = [part.annotate(distance=_ExactCosineDistance("embedding", HalfVector(vector))) for part in parts]
     sql, params = _sql(distances, "id", "distance")
     with connection.cursor() as cursor:
         cursor.execute(
@@ -159,70 +168,70 @@ def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[t
         return [(pk, float(cosine)) for pk, cosine in cursor.fetchall() if cosine is not None]
 
 
-def _lexical_ranking(matched: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg's query (SQL and parameters): _LEXICAL_CTES over the rows `matched` selects."""
-    sql, params = _sql(matched, "id", "search_vector")
-    ranking = f"WITH matched AS MATERIALIZED ({sql}), {_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
-    return ranking, [*params, terms, limit]
-
-
 def _lexical_scan(parts: list[QuerySet], terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg of a small scope, matched row by row over the scope's parts. ts_match_vq is
-    the @@ operator in a form the planner cannot answer from the GIN index, which for a common word
-    (a name) would fetch every row of the organization that has it."""
+    """The full-text leg of a small scope (SQL and parameters), matched row by row over the scope's parts.
+    ts_match_vq is the @@ operator in a form the planner cannot answer from the GIN index, which for a
+    common word (a name) would fetch every row of the organization that has it."""
     matches = Func(F("search_vector"), _any_term(terms), function="ts_match_vq", output_field=BooleanField())
-    return _lexical_ranking([part.filter(matches) for part in parts], terms, limit)
+    sql, params = _sql([part.filter(matches) for part in parts], "id", "search_vector")
+    query = (
+        f"WITH {_TERMS_CTE}, matched AS MATERIALIZED ({sql}), "
+        "capped AS (SELECT found.id, found.search_vector, terms.tsq FROM terms CROSS JOIN LATERAL "
+        "  (SELECT id, search_vector FROM matched WHERE search_vector @@ terms.tsq LIMIT %s) AS found), "
+        f"{_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
+    )
+    return query, [terms, *params, LEXICAL_ROWS_PER_TERM, limit]
 
 
 def _estimated_rows(queryset: QuerySet) -> float:
-    """The planner's estimate of a queryset's rows: a fraction of a millisecond, where counting a large
-    scope costs as much as searching it. It only picks the path; results never depend on it."""
+    """The planner's estimate of a queryset's rows: ~1.5 ms, where counting a large scope costs as much
+    as searching it. It only picks the path; results never depend on it."""
     plan = json.loads(queryset.order_by().explain(format="json"))
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def _table_rows(model) -> float:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table])
-        row = cursor.fetchone()
-    return max(float(row[0]) if row else 0.0, 1.0)
+SCOPE_SIZE_SECONDS = 60.0  # how long a scope's size estimate is reused
+_scope_sizes: dict[tuple, tuple[float, float]] = {}  # scope key: (monotonic time taken, estimated rows)
 
 
-@functools.cache
-def pgvector_version() -> tuple[int, ...]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = cursor.fetchone()
-    return tuple(int(part) for part in row[0].split(".")) if row else (0,)
+def _scope_rows(queryset: QuerySet, key: tuple | None) -> float:
+    """_estimated_rows, reused for SCOPE_SIZE_SECONDS per scope `key` (None: not reused). A scope's size
+    moves slowly against the threshold, and a stale estimate costs speed only: either path gives k."""
+    if key is None:
+        return _estimated_rows(queryset)
+    now = time.monotonic()
+    taken, rows = _scope_sizes.get(key, (-SCOPE_SIZE_SECONDS, 0.0))
+    if now - taken >= SCOPE_SIZE_SECONDS:
+        if len(_scope_sizes) >= 10_000:  # bounded: a long-lived worker sees many users
+            _scope_sizes.clear()
+        rows = _estimated_rows(queryset)
+        _scope_sizes[key] = (now, rows)
+    return rows
 
 
-def hnsw_ef_search(limit: int, share: float) -> int:
-    """The index is walked before the scope filter, so a filtered scan can come back short: pgvector
-    0.8's iterative scan keeps walking; before it, the search is widened so that the scope's `share`
-    of the table should still hold `limit` rows twice over (ef_search at most 1000)."""
-    wanted = limit * 4 if pgvector_version() >= (0, 8) else limit * 2 / max(share, 1e-6)
-    return int(min(HNSW_MAX_EF_SEARCH, max(40, wanted)))
-
-
-def _dense_approximate(
-    queryset: QuerySet, vector: np.ndarray, limit: int, *, share: float
-) -> list[tuple[object, float]]:
-    """HNSW for large scopes (`share`: the scope's share of the table's rows)."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(hnsw_ef_search(limit, share))])
-        if pgvector_version() >= (0, 8):
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-        rows = list(
-            queryset.annotate(distance=CosineDistance("embedding", vector))
-            .order_by("distance")
-            .values_list("id", "distance")[:limit]
-        )
-    return [(pk, 1 - float(distance)) for pk, distance in rows]
+def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
+    """HNSW for large scopes. The graph is walked before the scope's filter applies; pgvector's iterative
+    scan (hnsw.iterative_scan, set for every connection in settings.DATABASES) keeps walking until `limit`
+    rows of the scope have come, up to hnsw.max_scan_tuples visited. In relaxed order: sorted here."""
+    rows = (
+        queryset.annotate(distance=CosineDistance("embedding", HalfVector(vector)))
+        .order_by("distance")
+        .values_list("id", "distance")[:limit]
+    )
+    return sorted(((pk, 1 - float(distance)) for pk, distance in rows), key=lambda row: -row[1])
 
 
 def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg of a large scope: the matching rows come through the GIN index."""
-    return _lexical_ranking([queryset.filter(search_vector=_any_term(terms))], terms, limit)
+    """The full-text leg of a large scope: each term's rows come through the GIN index, and a common
+    term's stop at LEXICAL_ROWS_PER_TERM instead of reading every row of the table that has it."""
+    matches_term = Func(F("search_vector"), template="%(expressions)s @@ terms.tsq", output_field=BooleanField())
+    sql, params = _sql([queryset.filter(matches_term)], "id", "search_vector")
+    query = (
+        f"WITH {_TERMS_CTE}, capped AS (SELECT found.id, found.search_vector, terms.tsq FROM terms "
+        f"  CROSS JOIN LATERAL ({sql} LIMIT %s) AS found), "
+        f"{_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
+    )
+    return query, [terms, *params, LEXICAL_ROWS_PER_TERM, limit]
 
 
 def _while_computing(query: tuple[str, list] | None, compute: Callable[[], np.ndarray]) -> tuple[list, np.ndarray]:
@@ -247,18 +256,19 @@ def candidate_legs(
     limit: int,
     *,
     parts: list[QuerySet] | None = None,
+    scope_key: tuple | None = None,
 ) -> Legs:
     """Up to `limit` candidates per leg; the dense leg never has fewer than `limit` when the scope holds
     that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are read exactly;
     larger ones use the HNSW and full-text indexes, with an exact pass when HNSW comes back short.
 
     `embed`: gives the query's vector, computed while the full-text leg runs. `parts`: the same rows as
-    `queryset`, as disjoint querysets (scoping.scoped_memory_parts), which exact passes read one by one."""
+    `queryset`, as disjoint querysets (scoping.scoped_memory_parts), which exact passes read one by one.
+    `scope_key`: names the scope, so that its size estimate is reused for a while (_scope_rows)."""
     if queryset.query.is_empty():  # no scope asked for
         return Legs(dense=[], lexical=[], vector=embed())
     parts = parts if parts is not None else [queryset]
-    scope_rows = _estimated_rows(queryset)
-    exact = scope_rows <= settings.SEARCH_EXACT_MAX_ROWS
+    exact = _scope_rows(queryset, scope_key) <= settings.SEARCH_EXACT_MAX_ROWS
     lexical_query = None
     if terms:
         lexical_query = _lexical_scan(parts, terms, limit) if exact else _lexical_indexed(queryset, terms, limit)
@@ -266,8 +276,8 @@ def candidate_legs(
     lexical = [row[0] for row in rows]
     if exact:
         return Legs(dense=_dense_scan(parts, vector, limit), lexical=lexical, vector=vector)
-    dense = _dense_approximate(queryset, vector, limit, share=scope_rows / _table_rows(queryset.model))
-    if len(dense) < limit:
+    dense = _dense_approximate(queryset, vector, limit)
+    if len(dense) < limit:  # the iterative scan's budget ran out first: the scope is a small share of the table
         dense = _dense_scan(parts, vector, limit)
     return Legs(dense=dense, lexical=lexical, vector=vector)
 
@@ -278,11 +288,11 @@ def dense_ranking(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tu
 
 
 def _vector_from_binary(data) -> np.ndarray | None:
-    """pgvector's binary form (int16 dimensions, int16 unused, big-endian float4s), as a unit vector.
+    """halfvec's binary form (int16 dimensions, int16 unused, big-endian float2s), as a unit vector.
     Parsing the text form of 384 floats per row cost more than the whole database part of a search."""
     if data is None:
         return None
-    vector = np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+    vector = np.frombuffer(data, dtype=">f2", offset=4).astype(np.float32)
     return vector / (np.linalg.norm(vector) or 1.0)
 
 
@@ -323,16 +333,18 @@ def _search(
     expand: Callable[[dict], dict] | None = None,
     order_by_fusion: bool = False,
     parts: list[QuerySet] | None = None,
+    scope_key: tuple | None = None,
 ) -> SearchResult:
     """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
-    recency and importance (None: no importance). `parts`: as in candidate_legs. `order_by_fusion`:
+    recency and importance (None: no importance). `parts` and `scope_key`: as in candidate_legs. `order_by_fusion`:
     rank by the fusion of the two legs (episodes), not by score (memories). `lexical_weight`: the word
     leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates per leg (at least 4k and
     SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with more candidates
     (_with_neighbours)."""
     pool = max(pool or 0, params.k * 4, settings.SEARCH_CANDIDATES)
     legs = candidate_legs(
-        queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts
+        queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts,
+        scope_key=scope_key,
     )
     vector = legs.vector
     fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k, weights=(1.0, lexical_weight))
@@ -346,7 +358,7 @@ def _search(
         "pk",
         last_used,
         importance or Value(0.0),
-        Func(F("embedding"), function="vector_send", output_field=BinaryField()),
+        Func(F("embedding"), function="halfvec_send", output_field=BinaryField()),
     )
     facts = {}
     for pk, used, weight, data in columns:
@@ -433,6 +445,12 @@ def _with_neighbours(episodes: QuerySet, fused: dict, *, weight: float, k: int) 
     return {pk: max(fused.get(pk, 0.0), bonus.get(pk, 0.0)) for pk in order}
 
 
+def _scope_key(kind: str, principal: Principal, user: User | None, *rest) -> tuple:
+    """What a search's scope depends on, for _scope_rows: the reader, the person read about, and `rest`."""
+    reader = (principal.agent and principal.agent.pk, principal.user and principal.user.pk, principal.job)
+    return (kind, principal.organization_id, reader, user and user.pk, *rest)
+
+
 def memory_parts_for_question(
     principal: Principal, *, user: User | None, params: SearchParams
 ) -> list[QuerySet[Memory]]:
@@ -457,6 +475,9 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
         _question(params.query, user, first_person=True),
         started,
         parts=parts,
+        scope_key=_scope_key(
+            "memories", principal, user, tuple(params.scopes), params.session, params.project and params.project.pk
+        ),
         last_used="last_accessed_at",
         importance="importance",
         default_weights=Weights(*settings.SEARCH_WEIGHTS),
@@ -496,6 +517,7 @@ def search_episodes(
         params,
         _question(params.query, user, first_person=False),
         started,
+        scope_key=_scope_key("episodes", principal, user, params.session),
         last_used="occurred_at",
         importance=None,
         default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),

@@ -6,12 +6,13 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memoryapp.actors import Principal
 from memoryapp.models import AccessLog, Episode, Memory
-from memoryapp.selectors.scoping import Principal
 from memoryapp.services.gate import redacted
 
 # The agent reads that are logged: recalls (search, context) and lookups (lists, one memory or episode).
-ACCESS_ENDPOINTS = ("search", "context", "episodes/search", "memories", "memories/{id}", "episodes", "episodes/{id}")
+ACCESS_ENDPOINTS = ("search", "context", "episodes/search", "memories", "memories/{id}", "memories/{id}/history",
+                    "episodes", "episodes/{id}", "users/{user}/export")
 STRENGTH_PER_RECALL = 1.0  # MemoryBank: each recall makes the memory slower to fade
 
 

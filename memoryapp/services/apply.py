@@ -17,11 +17,11 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.gate import redact_labelled
-from memoryapp.services.judge import Decision, judge, needs_history
+from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history
 from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
@@ -444,7 +444,47 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         candidate, slot=slot, similar=similar, session_recent=session_recent, provenance=draft.provenance,
         history=history, session=draft.session,
     )
-    return decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
+    operations = decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
+    if candidate.ends and draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE:
+        ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
+    return operations
+
+
+def _stems(text: str) -> set[str]:
+    return {word.rstrip("s")[:8] for word in _VALUE_WORD.findall(text.lower())}
+
+
+def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, actor: ActorRef) -> None:
+    """The user said a value is over by naming it ("I left Google", "Sophie and I split up", "swapped Lyon
+    for Marseille"): whatever still says it is current ends where the statement begins, in whichever slot
+    it was kept (employer or workplace, partner or home_life, or none). A memory must hold every naming
+    word of the value (candidate.ends) and have begun before the statement; memories of the statement's
+    subject first, else those of the user and their people ("Tom left Deloitte" ends the brother's
+    employer). Never what the statement itself wrote."""
+    if draft.user is None:
+        return
+    user_key = draft.user.external_id.lower()
+    said_now = [episode.id for episode in draft.sources]
+    for phrase in ends:
+        wanted = _stems(phrase)
+        if not wanted:
+            continue
+        longest = max(_VALUE_WORD.findall(phrase), key=len)
+        matching = [
+            memory for memory in Memory.objects.filter(
+                organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                status=Memory.Status.ACTIVE, valid_from__lt=said_at, text__icontains=longest,
+            ).exclude(sources__in=said_now).defer("embedding").distinct()
+            if wanted <= _stems(memory.text)
+        ]
+        same = [memory for memory in matching if memory.subject == draft.subject]
+        theirs = [memory for memory in matching
+                  if memory.subject == user_key or memory.subject.startswith(f"{user_key}'s ")]
+        for memory in same or theirs:
+            reason = f"{memory.attribute or 'statement'} ended: the user said {phrase!r} is over"
+            memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+            event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                         user_id=memory.user_id, reason=reason[:300])
 
 
 def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:

@@ -16,9 +16,9 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, User
 from memoryapp.selectors.search import dense_ranking
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import MemoryDraft, event_record, memory_add, slot_lock
 
 K = TypeVar("K", bound=Hashable)

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.db.models import Count, DateTimeField, DurationField, ExpressionWrapper, F, Max, Q, QuerySet, Value
 from django.utils import timezone
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, Organization
-from memoryapp.services.actors import ActorRef
-from memoryapp.services.apply import event_record, slot_lock
+from memoryapp.services.apply import event_record
 
 Op = MemoryEvent.Op
 
@@ -137,70 +137,12 @@ def _archive(memory: Memory, *, actor: ActorRef, reason: str, data: dict) -> boo
     return bool(changed)
 
 
-@transaction.atomic
-def memory_restore(*, memory: Memory, actor: ActorRef) -> Memory:
-    """Make an archived memory active again, as if just recalled. Raises ValueError when it is not
-    archived, when its single-valued slot holds another active value, or when it was merged into
-    a memory that is still active (restoring it would duplicate that one)."""
-    if memory.attribute and memory.cardinality == Memory.Cardinality.SINGLE:
-        slot_lock(
-            organization_id=memory.organization_id,
-            user_id=memory.user_id,
-            project_id=memory.project_id,
-            subject=memory.subject,
-            attribute=memory.attribute,
-        )
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
-    if memory.status != Memory.Status.ARCHIVED:
-        raise ValueError(f"only archived memories can be restored; memory {memory.id} is {memory.status}")
-    if memory.attribute and memory.cardinality == Memory.Cardinality.SINGLE:
-        holder = (
-            Memory.objects.filter(
-                organization_id=memory.organization_id,
-                user_id=memory.user_id,
-                project_id=memory.project_id,
-                subject=memory.subject,
-                attribute=memory.attribute,
-                cardinality=Memory.Cardinality.SINGLE,
-                status=Memory.Status.ACTIVE,
-            )
-            .exclude(pk=memory.pk)
-            .first()
-        )
-        if holder is not None:
-            raise ValueError(
-                f"cannot restore memory {memory.id}: its slot ({memory.attribute} of {memory.subject}) already has "
-                f"an active value, memory {holder.id}; archive or correct that one first"
-            )
-    merged_into = memory.derivatives.filter(status=Memory.Status.ACTIVE).exclude(kind=Memory.Kind.SUMMARY).first()
-    if merged_into is not None:
-        raise ValueError(
-            f"cannot restore memory {memory.id}: it was merged into memory {merged_into.id}, which is active"
-        )
-    was = memory.status_reason
-    memory.status = Memory.Status.ACTIVE
-    memory.status_reason = ""
-    memory.last_accessed_at = timezone.now()
-    memory.save(update_fields=["status", "status_reason", "last_accessed_at"])
-    event_record(
-        organization_id=memory.organization_id,
-        op=Op.RESTORE,
-        actor=actor,
-        reason="restored from the archive",
-        memory_id=memory.id,
-        user_id=memory.user_id,
-        data={"was_archived_because": was[:200]},
-    )
-    return memory
-
-
 def sessions_expire(
     *, actor: ActorRef, idle_minutes: int = 60, now: datetime | None = None, organization: Organization | None = None
 ) -> dict:
     """Delete the session-scope memories of sessions idle for `idle_minutes` (no new episode and
-    no new memory): a session memory lives as long as its conversation unless promoted
-    (`memory_promote`), which makes it a user memory. Superseded versions are kept as history,
-    quarantined ones for the admins' review. Hard delete; the events keep ids only."""
+    no new memory): a session memory lives as long as its conversation. Superseded versions are kept
+    as history, quarantined ones for the admins' review. Hard delete; the events keep ids only."""
     now = now or timezone.now()
     idle = timedelta(minutes=idle_minutes)
     session_memories = Memory.objects.filter(scope=Memory.Scope.SESSION)
@@ -243,26 +185,3 @@ def sessions_expire(
             counts["sessions"] += 1
             counts["deleted"] += len(ids)
     return counts
-
-
-@transaction.atomic
-def memory_promote(*, memory: Memory, actor: ActorRef) -> Memory:
-    """Keep a session memory beyond its session: it becomes a user-scope memory (the session it
-    came from stays recorded)."""
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
-    if memory.scope != Memory.Scope.SESSION:
-        raise ValueError(f"only session memories can be promoted; memory {memory.id} is {memory.scope}-scoped")
-    if memory.status != Memory.Status.ACTIVE:
-        raise ValueError(f"only active memories can be promoted; memory {memory.id} is {memory.status}")
-    memory.scope = Memory.Scope.USER
-    memory.save(update_fields=["scope"])
-    event_record(
-        organization_id=memory.organization_id,
-        op=Op.UPDATE,
-        actor=actor,
-        reason="promoted from a session memory to a user memory",
-        memory_id=memory.id,
-        user_id=memory.user_id,
-        data={"scope": {"from": Memory.Scope.SESSION, "to": Memory.Scope.USER}},
-    )
-    return memory

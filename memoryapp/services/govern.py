@@ -1,5 +1,5 @@
-"""Governance: deletion that is real (with preview and receipt), correction, export and import,
-pause. Deleted text ends up nowhere: not in rows, links, derived summaries, events or logs."""
+"""Governance: deletion that is real (with preview and receipt), correction, export, pause.
+Deleted text ends up nowhere: not in rows, links, derived summaries, events or logs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef
 from memoryapp.models import (
     AccessLog,
     Agent,
@@ -26,7 +27,7 @@ from memoryapp.models import (
     Organization,
     User,
 )
-from memoryapp.services.actors import ActorRef
+from memoryapp.selectors.versions import memory_version_ids
 from memoryapp.services.apply import complemented, event_record, memory_invalidate, redaction_record
 from memoryapp.services.gate import redact_labelled, redact_secrets
 from memoryapp.services.judge import RESTATEMENT_SIMILARITY, normalize
@@ -77,20 +78,6 @@ class DeletionPlan:
             "sources_unlinked": self.sources_unlinked,
             "sources_kept": {"count": len(self.sources_kept), "ids": sorted(map(str, self.sources_kept))},
         }
-
-
-def _versions(memory_ids: set[UUID]) -> set[UUID]:
-    """The memories plus every earlier and later version of the same fact (the supersedes chain)."""
-    found = set(memory_ids)
-    frontier = set(memory_ids)
-    while frontier:
-        linked = Memory.objects.filter(Q(pk__in=frontier) | Q(supersedes_id__in=frontier)).values_list(
-            "id", "supersedes_id"
-        )
-        step = {pk for pair in linked for pk in pair if pk is not None} - found
-        found |= step
-        frontier = step
-    return found
 
 
 def _close_over_derivatives(plan: DeletionPlan) -> None:
@@ -209,7 +196,7 @@ def plan_memory_deletion(memory: Memory, *, with_sources: bool = False) -> Delet
     support, exactly as deleting each of them would (plan_episode_deletion), so that episode search
     cannot quote the fact back either. Messages of other users stay: this deletion is authorized for
     the memory's user, and runs under that user's lock."""
-    versions = _versions({memory.pk})
+    versions = memory_version_ids({memory.pk})
     sources = Episode.objects.filter(memory_links__memory_id__in=versions).distinct()
     if not with_sources:
         plan = DeletionPlan(target="memory", memories=versions)
@@ -335,12 +322,11 @@ def episode_delete(*, episode: Episode, actor: ActorRef) -> DeletionReceipt:
 
 
 def user_memories_delete(*, user: User, actor: ActorRef) -> DeletionReceipt:
-    with transaction.atomic():
+    with transaction.atomic():  # the queries go with the data, in the receipt's own transaction
         user_lock(user_id=user.id)
-        receipt = deletion_execute(plan_user_deletion(user), organization=user.organization, actor=actor,
-                                   user_id=user.id)
         AccessLog.objects.filter(organization=user.organization, user_id=user.id).update(query="")
-    return receipt
+        return deletion_execute(plan_user_deletion(user), organization=user.organization, actor=actor,
+                                user_id=user.id)
 
 
 # --- correction -------------------------------------------------------------------------------
@@ -415,6 +401,7 @@ def corrected_value(old_text: str, old_value: str, new_text: str) -> str:
 # --- pause ------------------------------------------------------------------------------------
 
 
+@transaction.atomic
 def memory_writing_set(*, user: User, paused: bool, actor: ActorRef) -> None:
     User.objects.filter(pk=user.pk).update(memory_paused=paused)
     user.memory_paused = paused
@@ -422,6 +409,7 @@ def memory_writing_set(*, user: User, paused: bool, actor: ActorRef) -> None:
                  reason="memory writing paused" if paused else "memory writing resumed")
 
 
+@transaction.atomic
 def agents_reading_set(*, user: User, paused: bool, actor: ActorRef) -> None:
     """The user's second switch: while on, agents' searches, context and episode searches about them
     answer 403 (scoping.require_reading); writing is the other switch."""
@@ -431,6 +419,7 @@ def agents_reading_set(*, user: User, paused: bool, actor: ActorRef) -> None:
                  reason="agents reading stopped" if paused else "agents reading resumed")
 
 
+@transaction.atomic
 def agent_block_set(*, user: User, agent: Agent, blocked: bool, actor: ActorRef) -> None:
     """One user blocking (or unblocking) one agent of their organization: scoping drops them from its reach."""
     if agent.organization_id != user.organization_id:
@@ -443,17 +432,13 @@ def agent_block_set(*, user: User, agent: Agent, blocked: bool, actor: ActorRef)
                  reason=f"agent {agent.name} blocked" if blocked else f"agent {agent.name} unblocked")
 
 
+@transaction.atomic
 def memory_review_clear(*, memory: Memory, actor: ActorRef) -> None:
     """The owner says a memory flagged by a correction of its source still holds ("Looks right")."""
     Memory.objects.filter(pk=memory.pk).update(needs_review=False)
     memory.needs_review = False
     event_record(organization_id=memory.organization_id, op=Op.UPDATE, actor=actor, memory_id=memory.pk,
                  user_id=memory.user_id, reason="reviewed: looks right")
-
-
-def agent_set_active(*, agent: Agent, active: bool) -> None:
-    Agent.objects.filter(pk=agent.pk).update(is_active=active)
-    agent.is_active = active
 
 
 # --- export and import ------------------------------------------------------------------------
@@ -463,7 +448,7 @@ EXPORT_FORMAT = "memoryapp.export/1"
 
 def user_export(*, user: User) -> dict:
     """Everything of one user as a JSON document: memories with provenance and validity,
-    episodes and events. `user_import` reads it back."""
+    episodes and events."""
     memories = Memory.objects.filter(user=user).order_by("recorded_at").prefetch_related("source_links")
     episodes = Episode.objects.filter(user=user).order_by("occurred_at", "received_at")
     memory_ids = [m.pk for m in memories]
@@ -503,71 +488,3 @@ def user_export(*, user: User) -> dict:
             for e in events
         ],
     }
-
-
-@transaction.atomic
-def user_import(*, organization: Organization, document: dict, actor: ActorRef) -> User:
-    """Recreate an exported user in `organization` (which must not already have that user),
-    with new ids and the same content, links and history."""
-    from datetime import datetime as dt
-
-    from memoryapp.models import Project
-    from memoryapp.services.tenancy import user_create
-
-    if document.get("format") != EXPORT_FORMAT:
-        raise ValueError(f"not a memoryapp export (expected format {EXPORT_FORMAT})")
-    external_id = document["user"]["external_id"]
-    if User.objects.filter(organization=organization, external_id=external_id).exists():
-        raise ValueError(f"{external_id!r} already exists in {organization.name}")
-    user = user_create(organization=organization, external_id=external_id)
-    user.memory_paused = document["user"].get("memory_paused", False)
-    user.save(update_fields=["memory_paused"])
-
-    def when(value):
-        return dt.fromisoformat(value) if value else None
-
-    def project(name):
-        return Project.objects.get_or_create(organization=organization, name=name)[0] if name else None
-
-    episode_ids: dict[str, Episode] = {}
-    contents = [e["content"] for e in document["episodes"]]
-    for item, vector in zip(document["episodes"], embeddings.encode(contents), strict=True):
-        episode_ids[item["id"]] = Episode.objects.create(
-            organization=organization, user=user, project=project(item["project"]), session=item["session"],
-            source=item["source"], trust=item["trust"], content=item["content"], metadata=item["metadata"],
-            occurred_at=when(item["occurred_at"]), received_at=when(item["received_at"]),
-            extraction=item["extraction"], embedding=vector,
-        )
-    memory_ids: dict[str, Memory] = {}
-    texts = [m["text"] for m in document["memories"]]
-    for item, vector in zip(document["memories"], embeddings.encode(texts), strict=True):
-        memory = Memory.objects.create(
-            organization=organization, user=user, project=project(item["project"]), embedding=vector,
-            **{key: item[key] for key in ("text", "kind", "scope", "session", "subject", "attribute", "value",
-                                           "cardinality", "importance", "confidence", "provenance", "status",
-                                           "status_reason", "needs_review", "access_count", "strength")},
-            **{key: when(item[key]) for key in ("valid_from", "valid_to", "valid_to_recorded_at", "recorded_at",
-                                                 "expired_at", "last_accessed_at")},
-        )
-        memory.sources.set([episode_ids[pk] for pk in item["sources"]],
-                           through_defaults={"organization_id": organization.id})
-        memory_ids[item["id"]] = memory
-    for item in document["memories"]:
-        memory = memory_ids[item["id"]]
-        if item["supersedes"]:
-            Memory.objects.filter(pk=memory.pk).update(supersedes=memory_ids[item["supersedes"]])
-        for source in item["derived_from"]:
-            MemoryDerivation.objects.create(organization=organization, derived=memory, source=memory_ids[source])
-
-    def remap(value, table):
-        return table[value].pk if value in table else None
-
-    for item in document["events"]:
-        MemoryEvent.objects.create(
-            organization=organization, op=item["op"], memory_id=remap(item["memory_id"], memory_ids),
-            episode_id=remap(item["episode_id"], episode_ids), user_id=user.id, actor_type=item["actor_type"],
-            actor_id=item["actor_id"], reason=item["reason"], data=item["data"], created_at=when(item["at"]),
-        )
-    event_record(organization_id=organization.id, op=Op.ADD, actor=actor, user_id=user.id,
-                 reason="imported from an export", data={"memories": len(memory_ids), "episodes": len(episode_ids)})
-    return user

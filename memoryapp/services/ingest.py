@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef
 from memoryapp.models import Agent, Episode, Job, MemoryEvent, Organization, Project, User
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import event_record, events_batched
 from memoryapp.services.gate import GateRefused, check_size, redact_secrets
 from memoryapp.services.locks import user_lock
@@ -168,7 +168,7 @@ def extraction_job_for(episodes: list[Episode]) -> Job | None:
     """The extraction job queued with these episodes (when a request is replayed)."""
     if not episodes:
         return None
-    return (Job.objects.filter(organization_id=episodes[0].organization_id, kind="extraction",
+    return (Job.objects.filter(organization_id=episodes[0].organization_id, kind=Job.Kind.EXTRACTION,
                                params__episode_ids__contains=[str(episodes[0].id)])
             .order_by("created_at").first())
 

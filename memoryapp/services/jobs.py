@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+from celery import Task, current_app
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -33,6 +34,14 @@ INLINE = "inline:"  # a run in this process (a command, the demo, beat's entry t
 
 def job_create(*, kind: str, organization: Organization | None, params: dict, user=None) -> Job:
     return Job.objects.create(kind=kind, organization=organization, params=params, user=user)
+
+
+def task_named(name: str) -> Task:
+    """The Celery task registered as `name` ("memoryapp.tasks.run_job", as beat's schedule names it).
+    memoryapp.tasks runs the services and the job registry, so they send its tasks by name: importing
+    it would run up the floors and close a cycle. The app registers the tasks as Django starts
+    (MemoryappConfig.ready), so this is the task itself, sent with its own options."""
+    return current_app.tasks[name]
 
 
 def job_enqueue(job: Job, task) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef
 from memoryapp.models import DeletionReceipt, Memory, MemoryEvent
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import event_record, memory_close, slot_lock
 from memoryapp.services.gate import redact_secrets
 from memoryapp.services.govern import corrected_value, memory_delete

@@ -70,18 +70,18 @@ def purge_soon() -> None:
     """Queue a purge job after the debounce; `transaction.on_commit(purge_soon)` in a deletion. A purge
     already queued covers this deletion too. With the broker down nothing fails: the job row stays
     queued and the scheduled purge covers the receipt."""
-    from memoryapp.services.jobs import job_create
-    from memoryapp.tasks import purge_deleted_text
+    from memoryapp.services.jobs import job_create, task_named
 
     fresh = timezone.now() - timedelta(seconds=2 * PURGE_DEBOUNCE_SECONDS)
     try:
-        if Job.objects.filter(kind="purge", status=Job.Status.QUEUED, created_at__gte=fresh).exists():
+        if Job.objects.filter(kind=Job.Kind.PURGE, status=Job.Status.QUEUED, created_at__gte=fresh).exists():
             return
-        job = job_create(kind="purge", organization=None, params={"trigger": "deletion"})
+        job = job_create(kind=Job.Kind.PURGE, organization=None, params={"trigger": "deletion"})
     except DatabaseError as exc:  # the deletion has committed: its answer must not become a 500
         logger.warning("could not queue a purge, the scheduled purge will cover this deletion: %s", exc)
         return
     try:
+        purge_deleted_text = task_named("memoryapp.tasks.purge_deleted_text")
         purge_deleted_text.apply_async(args=[str(job.id)], countdown=PURGE_DEBOUNCE_SECONDS)
     except Exception as exc:  # kombu raises several types for an unreachable broker
         logger.warning("broker unavailable, the scheduled purge will cover this deletion: %s", exc)
@@ -214,7 +214,7 @@ def _extraction_reasons_scrub(receipts: Iterable[DeletionReceipt]) -> int:
     if not deleted:
         return 0
     changed = 0
-    jobs = Job.objects.filter(kind="extraction", result__has_key="operations").values_list("id", "result")
+    jobs = Job.objects.filter(kind=Job.Kind.EXTRACTION, result__has_key="operations").values_list("id", "result")
     for pk, result in jobs.iterator(chunk_size=500):
         operations = result["operations"]
         if any(op.get("memory_id") in deleted and op.get("reason") for op in operations):

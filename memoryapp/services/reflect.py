@@ -17,8 +17,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memoryapp import embeddings, llm
+from memoryapp.actors import ActorRef
 from memoryapp.models import Memory, MemoryEvent, User
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import MemoryDraft, event_record, memory_add, slot_lock
 from memoryapp.services.consolidate import merge_recompute
 

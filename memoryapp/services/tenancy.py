@@ -10,8 +10,21 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memoryapp.models import Agent, Memory, Organization, Project, User
+from memoryapp.actors import SYSTEM, ActorRef, Principal
+from memoryapp.models import Agent, Memory, MemoryEvent, Organization, Project, User
+from memoryapp.services.apply import event_record
 from memoryapp.services.gate import redacted
+
+
+def admin_actor(principal: Principal | None, *, organization_id) -> ActorRef:
+    """Who performs an administrative change (agent keys, logins) in the organization: an admin of it,
+    or, with no principal, the operator (a management command, the demo seed), recorded as the system.
+    Anyone else is refused, whatever page or command led here."""
+    if principal is None:
+        return SYSTEM
+    if principal.agent is not None or not principal.is_admin or principal.organization_id != organization_id:
+        raise PermissionDenied("only an admin of the organization manages its agent keys and logins")
+    return principal.actor
 
 
 def organization_get_or_create(*, name: str) -> Organization:
@@ -74,8 +87,10 @@ def agent_create(
     permissions: Iterable[str],
     allowed_users: Iterable[User] = (),
     allowed_projects: Iterable[Project] = (),
+    principal: Principal | None = None,
 ) -> tuple[Agent, str]:
     """A new agent and its raw key. The key is returned once and only its hash is stored."""
+    actor = admin_actor(principal, organization_id=organization.id)
     permissions = set(permissions)
     unknown = permissions - set(Agent.Permission.values)
     if unknown:
@@ -92,11 +107,38 @@ def agent_create(
     )
     agent.allowed_users.set(allowed_users)
     agent.allowed_projects.set(allowed_projects)
+    event_record(organization_id=organization.id, op=MemoryEvent.Op.ADD, actor=actor,
+                 reason=f"agent key created: {agent.name}"[:300], data=_agent_data(agent))
     return agent, raw_key
 
 
-def agent_revoke(*, agent: Agent) -> None:
-    Agent.objects.filter(pk=agent.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+def _agent_data(agent: Agent) -> dict:
+    """An agent event's data: which key, with which rights and limits (ids, never the key)."""
+    return {"agent": str(agent.pk), "key_prefix": agent.key_prefix, "permissions": sorted(agent.permissions),
+            "allowed_users": sorted(str(pk) for pk in agent.allowed_users.values_list("pk", flat=True)),
+            "allowed_projects": sorted(str(pk) for pk in agent.allowed_projects.values_list("pk", flat=True))}
+
+
+@transaction.atomic
+def agent_revoke(*, agent: Agent, principal: Principal | None = None) -> None:
+    """The key is refused from now on, for good; revoking it again changes nothing and records nothing."""
+    actor = admin_actor(principal, organization_id=agent.organization_id)
+    now = timezone.now()
+    if Agent.objects.filter(pk=agent.pk, revoked_at__isnull=True).update(revoked_at=now):
+        agent.revoked_at = now
+        event_record(organization_id=agent.organization_id, op=MemoryEvent.Op.UPDATE, actor=actor,
+                     reason=f"agent key revoked: {agent.name}"[:300], data=_agent_data(agent))
+
+
+@transaction.atomic
+def agent_set_active(*, agent: Agent, active: bool, principal: Principal | None = None) -> None:
+    """Disable (or enable again) an agent: while disabled its key is refused, and nothing else changes."""
+    actor = admin_actor(principal, organization_id=agent.organization_id)
+    Agent.objects.filter(pk=agent.pk).update(is_active=active)
+    agent.is_active = active
+    event_record(organization_id=agent.organization_id, op=MemoryEvent.Op.UPDATE, actor=actor,
+                 reason=f"agent {'enabled' if active else 'disabled'}: {agent.name}"[:300],
+                 data=_agent_data(agent))
 
 
 def generate_password() -> str:
@@ -145,9 +187,11 @@ def scope_for_write(principal, scope: str) -> str:
     return scope
 
 
-def user_invite(*, user: User, username: str) -> str:
+@transaction.atomic
+def user_invite(*, user: User, username: str, principal: Principal | None = None) -> str:
     """Let a user an agent created log in: a login name and a one-time password, returned once.
     Whoever passed it on knows it too, so the user must choose their own at first login."""
+    actor = admin_actor(principal, organization_id=user.organization_id)
     if user.has_usable_password():
         raise ValueError(f"{user.external_id!r} can already log in as {user.username!r}")
     if User.objects.filter(username=username).exclude(pk=user.pk).exists():
@@ -157,13 +201,15 @@ def user_invite(*, user: User, username: str) -> str:
     user.set_password(password)
     user.must_change_password = True
     user.save(update_fields=["username", "password", "must_change_password"])
+    event_record(organization_id=user.organization_id, op=MemoryEvent.Op.UPDATE, actor=actor, user_id=user.id,
+                 reason="invited: may log in with a one-time password")
     return password
 
 
 def user_display_name_set(*, user: User, display_name: str) -> None:
     """The name an admin gives the user for memory texts ("Maria lives in Madrid."), kept in
     AbstractUser's `first_name`; "" clears it. A name the user states themselves still wins
-    (services.extraction.user_display_name). Only new memories use it: texts already written stay."""
+    (selectors.names.user_display_name). Only new memories use it: texts already written stay."""
     name = redacted(" ".join(display_name.split()))[:150]  # stored text: a pasted secret never reaches it
     user.first_name = name
     user.save(update_fields=["first_name"])

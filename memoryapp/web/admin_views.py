@@ -8,10 +8,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryapp.services import govern, moderation
-from memoryapp.services.tenancy import agent_create, agent_revoke
-from memoryapp.web import queries
-from memoryapp.web.access import actor_of, admin_required, agent_for_admin, principal_of, quarantined_for_admin
+from memoryapp.jobs import run_job_now
+from memoryapp.selectors import dashboard
+from memoryapp.services import moderation
+from memoryapp.services.tenancy import agent_create, agent_revoke, agent_set_active
 from memoryapp.web.forms import (
     JOB_KINDS,
     AccessFilterForm,
@@ -22,6 +22,7 @@ from memoryapp.web.forms import (
     JobRunForm,
     QuarantineApproveForm,
 )
+from memoryapp.web.permissions import actor_of, admin_required, agent_for_admin, principal_of, quarantined_for_admin
 from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
 
 # --- provenance browser ---------------------------------------------------------------------
@@ -31,7 +32,7 @@ from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, pag
 @require_GET
 def memories(request):
     form = AdminMemoryFilterForm(request.GET, organization_id=request.user.organization_id)
-    listing = queries.memories_listing(principal_of(request), user=None, filters=form.filters())
+    listing = dashboard.memories_listing(principal_of(request), user=None, filters=form.filters())
     context = {"form": form, "listing": listing, "page_obj": paginate(request, listing.rows),
                "filtered": any(value for key, value in request.GET.items() if key != "page")}
     return page_or_fragment(request, "web/admin/memories.html", "web/admin/_memories_table.html", context)
@@ -42,7 +43,7 @@ def memories(request):
 
 def _agents_context(request, form=None) -> dict:
     principal = principal_of(request)
-    return {"agents": queries.org_agents(principal),
+    return {"agents": dashboard.org_agents(principal),
             "form": form or AgentCreateForm(organization_id=request.user.organization_id)}
 
 
@@ -59,7 +60,7 @@ def agents(request):
     data = form.cleaned_data
     agent, raw_key = agent_create(organization=request.user.organization, name=data["name"],
                                   permissions=data["permissions"], allowed_users=data["allowed_users"],
-                                  allowed_projects=data["allowed_projects"])
+                                  allowed_projects=data["allowed_projects"], principal=principal_of(request))
     # The raw key exists only in this answer: it is not stored, so it is never shown again.
     response = render(request, "web/admin/agent_created.html", {**nav_context(request), "agent": agent,
                                                                 "raw_key": raw_key})
@@ -73,7 +74,7 @@ def agent_active(request, agent_id):
     agent = agent_for_admin(request, agent_id)
     form = AgentActiveForm(request.POST)
     if form.is_valid():
-        govern.agent_set_active(agent=agent, active=form.cleaned_data["active"])
+        agent_set_active(agent=agent, active=form.cleaned_data["active"], principal=principal_of(request))
         messages.success(request, f"{agent.name} is {'enabled' if agent.is_active else 'disabled'}.")
     if request.htmx:
         return fragment(request, "web/admin/_agents_table.html", _agents_context(request))
@@ -85,7 +86,7 @@ def agent_active(request, agent_id):
 def agent_revoke_view(request, agent_id):
     agent = agent_for_admin(request, agent_id)
     if request.method == "POST":
-        agent_revoke(agent=agent)
+        agent_revoke(agent=agent, principal=principal_of(request))
         messages.success(request, f"The key of {agent.name} is revoked: it is refused from now on.")
         return redirect_after_action(request, "web:admin-agents")
     return render(request, "web/admin/agent_revoke.html", {**nav_context(request), "agent": agent})
@@ -95,7 +96,7 @@ def agent_revoke_view(request, agent_id):
 
 
 def _quarantine_context(request) -> dict:
-    return {"queue": queries.quarantine_queue(principal_of(request))}
+    return {"queue": dashboard.quarantine_queue(principal_of(request))}
 
 
 @admin_required
@@ -150,7 +151,7 @@ def _log_page(request, form, *, log, to_rows, memory_ids_of, name: str):
     page_obj = paginate(request, log(principal, form.filters()), per_page=50)
     rows = to_rows(principal.organization_id, list(page_obj.object_list))
     context = {"form": form, "page_obj": page_obj, "rows": rows,
-               "linkable": queries.existing_memory_ids(principal, (pk for row in rows for pk in memory_ids_of(row))),
+               "linkable": dashboard.existing_memory_ids(principal, (pk for row in rows for pk in memory_ids_of(row))),
                "filtered": any(value for key, value in request.GET.items() if key != "page")}
     return page_or_fragment(request, f"web/admin/{name}.html", f"web/admin/_{name}_table.html", context)
 
@@ -158,35 +159,25 @@ def _log_page(request, form, *, log, to_rows, memory_ids_of, name: str):
 @admin_required
 @require_GET
 def events(request):
-    return _log_page(request, EventFilterForm(request.GET), log=queries.operations_log, to_rows=queries.event_rows,
+    return _log_page(request, EventFilterForm(request.GET), log=dashboard.operations_log, to_rows=dashboard.event_rows,
                      memory_ids_of=lambda row: [row.event.memory_id], name="events")
 
 
 @admin_required
 @require_GET
 def access(request):
-    return _log_page(request, AccessFilterForm(request.GET), log=queries.access_log, to_rows=queries.access_rows,
+    return _log_page(request, AccessFilterForm(request.GET), log=dashboard.access_log, to_rows=dashboard.access_rows,
                      memory_ids_of=lambda row: row.log.memory_ids, name="access")
 
 
 # --- jobs -----------------------------------------------------------------------------------
 
 
-def _job_runner():
-    """`memoryapp.jobs.run_job_now(kind, organization) -> Job`, or None while that module lacks it."""
-    try:
-        from memoryapp.jobs import run_job_now
-    except ImportError:
-        return None
-    return run_job_now
-
-
 def _jobs_context(request) -> dict:
     principal = principal_of(request)
-    return {"kinds": queries.job_kinds_status(principal, JOB_KINDS),
-            "recent": queries.org_jobs(principal)[:20],
-            "polling": queries.jobs_in_progress(principal),
-            "can_run": _job_runner() is not None}
+    return {"kinds": dashboard.job_kinds_status(principal, JOB_KINDS),
+            "recent": dashboard.org_jobs(principal)[:20],
+            "polling": dashboard.jobs_in_progress(principal)}
 
 
 @admin_required
@@ -199,14 +190,11 @@ def jobs(request):
 @require_POST
 def job_run(request):
     form = JobRunForm(request.POST)
-    run_job_now = _job_runner()
-    if run_job_now is None:
-        messages.error(request, "Jobs cannot be started from the dashboard yet.")
-    elif not form.is_valid():
+    if not form.is_valid():
         messages.error(request, "Unknown job kind.")
     else:
         job = run_job_now(form.cleaned_data["kind"], request.user.organization)
-        messages.success(request, f"{job.kind} job queued.")
+        messages.success(request, f"{job.kind_label} job queued.")
     if request.htmx:
         return fragment(request, "web/admin/_jobs_panel.html", _jobs_context(request))
     return redirect_after_action(request, "web:admin-jobs")

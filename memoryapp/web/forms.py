@@ -8,19 +8,20 @@ from django import forms
 from django.contrib.auth import forms as auth_forms
 from django.utils import timezone
 
-from memoryapp.models import Actor, Agent, Memory, MemoryEvent, Project, User
+from memoryapp.models import Actor, Agent, Job, Memory, MemoryEvent, Project, User
+from memoryapp.selectors.dashboard import LogFilters, MemoryFilters
 from memoryapp.services.access import ACCESS_ENDPOINTS
 from memoryapp.timebounds import check_in_span
-from memoryapp.web.queries import LogFilters, MemoryFilters
 
-# The jobs an admin may start from the dashboard (memoryapp.jobs runs them), with what they do.
-JOB_KINDS = {
-    "consolidate": ("Consolidate", "Merge near-duplicate memories, keeping every source."),
-    "summarize": ("Summarize", "Rebuild each user's profile and topic summaries."),
-    "decay": ("Decay", "Archive memories nobody recalls any more; enforce per-user caps."),
-    "expire_sessions": ("Expire sessions", "Drop session memories whose conversation has ended."),
-    "purge": ("Purge deleted text", "Rewrite the tables deletions touched and drop old WAL: deleted text leaves disk."),
-}
+# The jobs an admin may start from the jobs page (memoryapp.jobs runs them): title (the kind's label)
+# and what they do.
+JOB_KINDS = {kind: (kind.label, about) for kind, about in {
+    Job.Kind.CONSOLIDATE: "Merge near-duplicate memories, keeping every source.",
+    Job.Kind.SUMMARIZE: "Rebuild each user's profile and topic summaries.",
+    Job.Kind.DECAY: "Archive memories nobody recalls any more; enforce per-user caps.",
+    Job.Kind.EXPIRE_SESSIONS: "Drop session memories whose conversation has ended.",
+    Job.Kind.PURGE: "Rewrite the tables deletions touched and drop old WAL: deleted text leaves disk.",
+}.items()}
 
 
 def _start_of(day) -> datetime | None:
@@ -40,7 +41,7 @@ class MemoryFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search",
                         widget=forms.TextInput(attrs={"placeholder": "Ask like an agent would: what does Sam eat?",
                                                       "type": "search"}))
-    # "facts" and "summaries" are web.queries.KIND_GROUPS; My memories opens on "facts".
+    # "facts" and "summaries" are selectors.dashboard.KIND_GROUPS; My memories opens on "facts".
     kind = forms.ChoiceField(required=False, choices=[("facts", "Facts"), ("summaries", "Summaries"),
                                                       ("", "Facts and summaries"),
                                                       # plain words for the kinds (issue 21), not "Semantic"
@@ -189,7 +190,7 @@ class AccessFilterForm(_LogFilterForm):
 
 
 class JobRunForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(kind, kind) for kind in JOB_KINDS])
+    kind = forms.ChoiceField(choices=[(kind.value, title) for kind, (title, _) in JOB_KINDS.items()])
 
 
 class _NewPasswordDiffers:

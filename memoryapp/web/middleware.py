@@ -38,7 +38,7 @@ class PasswordChangeRequired:
     def __call__(self, request):
         if self._applies(request):
             if request.path.startswith("/api/"):
-                from memoryapp.api.errors import error_body
+                from memoryapp.failures import error_body
 
                 message = f"choose your own password first, at {reverse('web:password')}"
                 return JsonResponse(error_body("password_change_required", message), status=403)

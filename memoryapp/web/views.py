@@ -1,5 +1,5 @@
 """End-user pages: my memories, one memory (provenance, history, reads), correct, delete with
-preview and receipt, export, pause. Thin: reads in web.queries, writes in services."""
+preview and receipt, export, pause. Thin: reads in selectors.dashboard, writes in services."""
 
 from __future__ import annotations
 
@@ -13,11 +13,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url, reswap, retarget
 
 from memoryapp.models import Agent
+from memoryapp.selectors import dashboard
+from memoryapp.selectors.names import user_display_name
 from memoryapp.services import govern
-from memoryapp.services.extraction import user_display_name
 from memoryapp.services.purge import purge_delay_minutes
-from memoryapp.web import queries
-from memoryapp.web.access import (
+from memoryapp.web.forms import (
+    AgentBlockForm,
+    MemoryCorrectForm,
+    MemoryFilterForm,
+    SwitchForm,
+)
+from memoryapp.web.permissions import (
     actor_of,
     episode_for_change,
     may_change,
@@ -25,12 +31,6 @@ from memoryapp.web.access import (
     memory_for_reading,
     principal_of,
     receipt_for_reading,
-)
-from memoryapp.web.forms import (
-    AgentBlockForm,
-    MemoryCorrectForm,
-    MemoryFilterForm,
-    SwitchForm,
 )
 from memoryapp.web.rendering import fragment, nav_context, page_or_fragment, paginate, redirect_after_action
 
@@ -41,12 +41,12 @@ def memory_list(request):
     data = request.GET.copy()
     data.setdefault("status", "active")  # first visit: what is believed now
     data.setdefault("kind", "facts")  # each fact once: summaries restate them, and have their own filter
-    form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=queries.MY_SCOPES,
+    form = MemoryFilterForm(data, organization_id=request.user.organization_id, scopes=dashboard.MY_SCOPES,
                             name=user_display_name(request.user))
-    listing = queries.memories_listing(principal_of(request), user=request.user, filters=form.filters(),
-                                       scopes=queries.MY_SCOPES)
+    listing = dashboard.memories_listing(principal_of(request), user=request.user, filters=form.filters(),
+                                       scopes=dashboard.MY_SCOPES)
     context = {"form": form, "listing": listing, "page_obj": paginate(request, listing.rows),
-               "agents_seen": queries.agents_seen(request.user),
+               "agents_seen": dashboard.agents_seen(request.user),
                "filtered": any(value for key, value in request.GET.items() if key != "page")}
     return page_or_fragment(request, "web/memory_list.html", "web/_memory_results.html", context)
 
@@ -55,7 +55,7 @@ def _memory_context(request, memory) -> dict:
     # an admin reading someone else's memory came from the provenance browser: the menu says so
     others = request.user.is_org_admin and memory.user_id != request.user.id
     section = "admin-memories" if others else "memories"
-    return {"page": queries.memory_page(principal_of(request), memory), "can_change": may_change(request, memory),
+    return {"page": dashboard.memory_page(principal_of(request), memory), "can_change": may_change(request, memory),
             "can_correct": may_change(request, memory, correcting=True), "nav_section": section}
 
 
@@ -105,10 +105,10 @@ def memory_delete(request, memory_id):
                                   "only from them are deleted." if with_sources else
                                   "The memory, its other versions and what was built only from it are deleted.")
         return redirect_after_action(request, "web:receipt", receipt_id=receipt.pk)
-    plan = govern.plan_memory_deletion(memory)
+    plan, full = govern.plan_memory_deletion(memory), govern.plan_memory_deletion(memory, with_sources=True)
     return page_or_fragment(request, "web/memory_delete.html", "web/_deletion_confirm.html",
-                            {"memory": memory, "preview": queries.deletion_preview(principal_of(request), plan),
-                             "offer": queries.sources_offer(principal_of(request), memory, plan), "what": "memory",
+                            {"memory": memory, "preview": dashboard.deletion_preview(principal_of(request), plan),
+                             "offer": dashboard.sources_offer(principal_of(request), plan, full), "what": "memory",
                              "action": reverse("web:memory-delete", args=[memory.pk])})
 
 
@@ -120,7 +120,7 @@ def episode_delete(request, episode_id):
         receipt = govern.episode_delete(episode=episode, actor=actor_of(request))
         messages.success(request, "The source and every memory that came only from it are deleted.")
         return redirect_after_action(request, "web:receipt", receipt_id=receipt.pk)
-    preview = queries.deletion_preview(principal_of(request), govern.plan_episode_deletion(episode))
+    preview = dashboard.deletion_preview(principal_of(request), govern.plan_episode_deletion(episode))
     back = request.GET.get("from", "")
     return page_or_fragment(request, "web/episode_delete.html", "web/_deletion_confirm.html",
                             {"episode": episode, "preview": preview, "what": "source",

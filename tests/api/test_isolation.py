@@ -130,7 +130,7 @@ def test_revoked_key_is_refused_at_once(acme):
 
 
 def test_disabled_agent_gets_403(acme):
-    from memoryapp.services.govern import agent_set_active
+    from memoryapp.services.tenancy import agent_set_active
 
     agent, key = make_agent(acme, "paused-bot")
     agent_set_active(agent=agent, active=False)

@@ -113,7 +113,7 @@ def test_memory_list_filters_and_cursor_pagination(acme_agent):
 
 
 def test_ingest_for_a_paused_user_stores_nothing_and_says_so(acme, acme_agent):
-    from memoryapp.services.actors import ActorRef
+    from memoryapp.actors import ActorRef
     from memoryapp.services.govern import memory_writing_set
     from tests.factories import make_user
 

@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from memoryapp.demo import demo_seed
 from memoryapp.models import AgentBlock, Job, Memory, MemoryEvent, User
-from memoryapp.services.demo import demo_seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

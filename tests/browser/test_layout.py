@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryapp.demo import demo_seed
 from memoryapp.models import Agent, DeletionReceipt, Job, Memory, Organization
-from memoryapp.services.demo import demo_seed
 from tests.browser.test_dashboard import PASSWORD, log_in
 from tests.web.test_evaluation import locomo_result, metrics_result
 

@@ -6,12 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.evaluation.locomo import locomo_import, locomo_parse, parse_evidence, parse_session_date
 from memoryapp.evaluation.metrics import ALL, Retrieval, evidence_recall, recall_at_k
 from memoryapp.models import Episode
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_episodes
-from memoryapp.services.actors import ActorRef
 from tests.factories import make_agent
 
 IMPORTER = ActorRef.for_job("locomo-import")

@@ -3,11 +3,10 @@ reaches agents on its own line, marked unverified, never inside a `system` summa
 
 import pytest
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory
 from memoryapp.selectors.context import HEADER, context_assemble
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.moderation import memory_approve
 from memoryapp.services.reflect import summaries_rebuild
 from tests.web.conftest import remember

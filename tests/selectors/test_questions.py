@@ -6,11 +6,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryapp.actors import Principal
+from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
 from memoryapp.selectors.questions import third_person
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
-from memoryapp.web.queries import MemoryFilters, memories_listing
 from tests.factories import at, make_memory, make_user, say
 
 pytestmark = pytest.mark.django_db
@@ -147,3 +147,43 @@ def test_diversification_chooses_results_but_never_their_order(acme):
     scores = [hit.score for hit in result.hits]
     assert scores == sorted(scores, reverse=True)
     assert sum("black" in t for t in texts(result)) < 3
+
+
+def test_first_person_rewrite_keeps_a_name_that_starts_with_n():
+    """The placeholder N was replaced after N's, so "Noor's" became "Nooroor's"."""
+    assert third_person("what's my favourite dish?", "Noor") == "what's Noor's favourite dish?"
+    assert third_person("am I vegan?", "Nico") == "is Nico vegan?"
+
+
+DANA = ("Dana works as a paramedic in Leeds.", "Dana lives in a terraced house in Headingley.",
+        "Dana has a tabby cat called Pickle.", "Dana is allergic to shellfish.",
+        "Dana plays the cello in an amateur orchestra.", "Dana's brother Tom is a chef in Manchester.",
+        "Dana's daughter Isla is 9.", "Dana drives a red Skoda Fabia.", "Dana speaks Welsh and English.",
+        "Dana's husband Raj teaches maths.", "Dana doesn't eat pork.")
+
+
+@pytest.fixture
+def dana(acme):
+    dana = make_user(acme, "dana")
+    for text in DANA:
+        make_memory(dana, text)
+    return dana
+
+
+@pytest.mark.parametrize("query", ["what's my passport number?", "What is Dana's passport number?",
+                                   "what's my shoe size?", "What shoe size is Dana?"])
+def test_a_question_about_something_never_said_abstains_named_or_not(dana, query):
+    result = ask(dana, query)
+    assert result.abstained and result.hits == [], texts(result)
+
+
+@pytest.mark.parametrize("query, answer", [
+    ("what do I do for a living?", "Dana works as a paramedic in Leeds."),
+    ("what instrument do I play?", "Dana plays the cello in an amateur orchestra."),
+    ("what car have I got?", "Dana drives a red Skoda Fabia."),
+    ("who am I married to?", "Dana's husband Raj teaches maths."),
+    ("Does Dana have pets?", "Dana has a tabby cat called Pickle."),
+])
+def test_an_answerable_paraphrase_is_answered(dana, query, answer):
+    result = ask(dana, query, k=1)
+    assert not result.abstained and texts(result) == [answer]

@@ -9,17 +9,11 @@ import pytest
 from django.utils import timezone
 
 from memoryapp import embeddings
+from memoryapp.actors import Principal
 from memoryapp.models import AccessLog, Memory, Project
 from memoryapp.selectors.context import context_assemble, count_tokens
 from memoryapp.selectors.ranking import Weights
-from memoryapp.selectors.scoping import (
-    ALL_SCOPES,
-    Principal,
-    scoped_episodes,
-    scoped_memories,
-    scoped_memory_parts,
-    valid_at,
-)
+from memoryapp.selectors.scoping import ALL_SCOPES, scoped_episodes, scoped_memories, scoped_memory_parts, valid_at
 from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
 from tests.factories import at, make_agent, make_memory, say
 
@@ -307,3 +301,149 @@ def test_a_reply_is_found_through_the_turn_it_answers(alice):
     fused = {hit.item.content: hit.components["fused"] for hit in every.hits}
     assert fused["We painted the hall."] < fused["How is the marathon training going?"]
     assert fused["Honestly it has done wonders for my sleep."] == fused["How is the marathon training going?"]
+
+
+# --- both sides of SEARCH_EXACT_MAX_ROWS (exact within the scope below it, HNSW above) ---------------
+
+# SEARCH_EXACT_MAX_ROWS making alice's scope small, then large (the planner estimates at least one row:
+# in these unanalyzed tables it often estimates one)
+EXACT, APPROXIMATE = 100_000, 0
+
+
+def unit_rows(rng, centre, n, noise):
+    rows = centre + rng.normal(scale=noise, size=(n, centre.size)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def crowded(alice, bob, monkeypatch):
+    """Bob's 1000 memories and 1000 episodes, all nearer the query than any of alice's 120 of each (more
+    than a search's candidates per leg), and a fake query embedding (the ranking arithmetic, not the
+    model, is under test)."""
+    from memoryapp.models import Episode
+
+    rng = np.random.default_rng(7)
+    query = rng.normal(size=384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    monkeypatch.setattr(embeddings, "encode_one", lambda text: query)
+    for user, n, noise in ((bob, 1000, 0.02), (alice, 120, 0.08)):
+        memories, episodes = unit_rows(rng, query, n, noise), unit_rows(rng, query, n, noise)
+        Memory.objects.bulk_create(
+            [Memory(organization=user.organization, user=user, text=f"{user.username} fact {i}", embedding=v)
+             for i, v in enumerate(memories)], batch_size=1000)
+        Episode.objects.bulk_create(
+            [Episode(organization=user.organization, user=user, content=f"{user.username} turn {i}", source="user",
+                     trust="trusted", embedding=v) for i, v in enumerate(episodes)], batch_size=1000)
+    return query
+
+
+def owners(result):
+    return {hit.item.user_id for hit in result.hits}
+
+
+def walk_hnsw_when_approximate(exact_limit):
+    """Above the threshold, the plan walks HNSW as it does for a large scope: in a table this small the
+    planner would rather sort alice's rows, which is exact and so tests nothing (this transaction only)."""
+    from django.db import connection
+
+    if exact_limit == APPROXIMATE:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_sort = off")
+
+
+@pytest.mark.parametrize("exact_limit", [EXACT, APPROXIMATE])
+@pytest.mark.parametrize("search", [search_memories, search_episodes])
+def test_k_results_on_both_sides_of_the_threshold(alice, crowded, settings, monkeypatch, exact_limit, search):
+    """Above the threshold HNSW finds alice's rows behind bob's nearer ones itself (the iterative scan,
+    set for every connection): no exact pass is needed."""
+    from memoryapp.selectors import search as module
+
+    exact_passes = []
+    scan = module._dense_scan
+    monkeypatch.setattr(module, "_dense_scan", lambda *args: exact_passes.append(args) or scan(*args))
+    settings.SEARCH_EXACT_MAX_ROWS = exact_limit
+    walk_hnsw_when_approximate(exact_limit)
+    params = SearchParams(query="what do we know", k=10, min_score=0.0, mmr_lambda=1.0)
+    result = search(Principal.for_user(alice), user=alice, params=params)
+    assert len(result.hits) == 10 and owners(result) == {alice.id}
+    assert len(exact_passes) == (1 if exact_limit == EXACT else 0)
+
+
+@pytest.mark.parametrize("search", [search_memories, search_episodes])
+def test_k_results_when_the_scope_lies_beyond_the_iterative_scan_budget(alice, crowded, settings, search):
+    """HNSW walks every user's rows; pgvector's iterative scan stops after hnsw.max_scan_tuples of them
+    (20,000 by default). Here the budget is 100 rows and bob's 1000 lie nearer: as for a user whose
+    rows are a small share of a store much larger than this test's. The exact pass still gives k."""
+    from django.db import connection
+
+    settings.SEARCH_EXACT_MAX_ROWS = APPROXIMATE
+    walk_hnsw_when_approximate(APPROXIMATE)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.max_scan_tuples = 100")  # this test's transaction only
+    params = SearchParams(query="what do we know", k=10, min_score=0.0, mmr_lambda=1.0)
+    result = search(Principal.for_user(alice), user=alice, params=params)
+    assert len(result.hits) == 10 and owners(result) == {alice.id}
+
+
+def test_the_approximate_path_finds_the_answer_with_the_real_model(alice, bob, alice_memories, settings, monkeypatch):
+    from memoryapp.selectors import search
+
+    rng = np.random.default_rng(3)
+    answer = embeddings.encode_one("Alice is allergic to peanuts.")
+    Memory.objects.bulk_create(
+        [Memory(organization=bob.organization, user=bob, text=f"bob fact {i}", embedding=v)
+         for i, v in enumerate(unit_rows(rng, answer, 1000, 0.02))]
+        + [Memory(organization=alice.organization, user=alice, text=f"alice filler {i}", embedding=v)
+           for i, v in enumerate(unit_rows(rng, np.zeros(384, dtype=np.float32), 60, 1.0))],
+        batch_size=1000,
+    )
+    exact_passes = []
+    scan = search._dense_scan
+    monkeypatch.setattr(search, "_dense_scan", lambda *args: exact_passes.append(args) or scan(*args))
+    settings.SEARCH_EXACT_MAX_ROWS = APPROXIMATE
+    walk_hnsw_when_approximate(APPROXIMATE)
+    params = SearchParams(query="Can Alice eat nuts?", k=3, min_score=0.0)
+    result = search_memories(Principal.for_user(alice), user=alice, params=params)
+    assert texts(result)[0] == "Alice is allergic to peanuts." and len(result.hits) == 3
+    assert owners(result) == {alice.id} and exact_passes == []
+
+
+@pytest.mark.parametrize("exact_limit", [EXACT, APPROXIMATE])
+def test_a_common_word_no_longer_brings_every_row_into_the_word_ranking(alice, monkeypatch, settings, exact_limit):
+    """The word leg ranked every row holding any query word: for "likes" in a large scope, thousands of
+    rows for a weight near nothing. Each word now brings at most LEXICAL_ROWS_PER_TERM rows, and the
+    row with the rare word still comes first."""
+    import json
+
+    from django.db import connection
+
+    from memoryapp.selectors import search
+
+    monkeypatch.setattr(search, "LEXICAL_ROWS_PER_TERM", 20)
+    settings.SEARCH_EXACT_MAX_ROWS = exact_limit
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    Memory.objects.bulk_create(
+        [Memory(organization=alice.organization, user=alice, text=f"Alice likes item {i}.", embedding=vector)
+         for i in range(80)])
+    quokka = make_memory(alice, "Alice likes quokkas.", embedding=vector)
+    principal = Principal.for_user(alice)
+    params = SearchParams(query="who likes quokkas", k=100, min_score=0.0)
+
+    hits = search_memories(principal, user=alice, params=params).hits
+    assert next(hit for hit in hits if hit.item == quokka).components["lexical_rank"] == 1
+
+    parts = search.memory_parts_for_question(principal, user=alice, params=params)
+    leg = search._lexical_scan(parts, ["likes", "quokkas"], 30) if exact_limit == EXACT else (
+        search._lexical_indexed(search.memories_of_parts(parts), ["likes", "quokkas"], 30))
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {leg[0]}", leg[1])
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+
+    def nodes(node):
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    ranked = next(node for node in nodes(plan[0]["Plan"]) if node.get("Subplan Name") == "CTE hits")
+    assert ranked["Actual Rows"] <= 21  # 20 for "likes", 1 for "quokkas" (81 rows say "likes")

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef
 from memoryapp.models import Memory, MemoryEvent
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import candidate_apply, draft_from_candidate
 from memoryapp.services.extract.base import Candidate
 from tests.factories import at, say

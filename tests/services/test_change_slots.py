@@ -4,9 +4,9 @@ person's slot. Sentences written for these tests, not taken from the corpus."""
 
 import pytest
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Memory
 from memoryapp.selectors.scoping import valid_at
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from tests.factories import make_user, say
 

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory, MemoryEvent
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_memories
 from memoryapp.services import consolidate
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.consolidate import (
     components,
     consolidate_user,

@@ -6,12 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Episode, Memory, MemoryEvent
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_memories
-from memoryapp.services.actors import ActorRef
-from memoryapp.services.consolidate import consolidate_user
-from memoryapp.services.decay import decay_run, memory_promote, memory_restore, retention, sessions_expire
+from memoryapp.services.decay import decay_run, retention, sessions_expire
 from tests.factories import make_memory, say
 
 JOB = ActorRef.for_job("decay")
@@ -136,52 +134,6 @@ def test_now_can_be_given(alice):
 # Restore
 
 
-@pytest.mark.django_db
-def test_an_archived_memory_can_be_restored_and_is_found_again(alice):
-    memory = idle(alice, "Alice once tried rock climbing.", days=100)
-    decay_run(actor=JOB)
-
-    restored = memory_restore(memory=memory, actor=ActorRef.for_user(alice))
-
-    assert restored.status == "active" and restored.status_reason == ""
-    assert timezone.now() - restored.last_accessed_at < timedelta(minutes=1)
-    assert MemoryEvent.objects.filter(memory_id=memory.id, op="RESTORE", actor_type="user").exists()
-    assert memory.id in found(alice, "Has Alice done rock climbing?")
-    assert decay_run(actor=JOB)["faded"] == 0  # just restored: not fading again right away
-
-
-@pytest.mark.django_db
-def test_restore_refuses_when_the_slot_has_a_newer_value(alice):
-    porto = idle(
-        alice, "Alice lives in Porto.", days=100, subject="alice", attribute="city", value="Porto", cardinality="single"
-    )
-    decay_run(actor=JOB)
-    make_memory(
-        alice, "Alice lives in Lisbon.", subject="alice", attribute="city", value="Lisbon", cardinality="single"
-    )
-
-    with pytest.raises(ValueError, match=r"slot \(city of alice\) already has an active value"):
-        memory_restore(memory=porto, actor=JOB)
-    porto.refresh_from_db()
-    assert porto.status == "archived"
-
-
-@pytest.mark.django_db
-def test_restore_refuses_what_is_not_archived(alice):
-    memory = make_memory(alice, "Alice is learning Portuguese.")
-    with pytest.raises(ValueError, match="only archived memories can be restored"):
-        memory_restore(memory=memory, actor=JOB)
-
-
-@pytest.mark.django_db
-def test_restore_refuses_a_memory_merged_into_an_active_one(alice):
-    black = make_memory(alice, "Alice drinks her coffee black.")
-    make_memory(alice, "Alice takes her coffee black.")
-    consolidate_user(user=alice, actor=JOB)
-    with pytest.raises(ValueError, match="it was merged into memory"):
-        memory_restore(memory=black, actor=JOB)
-
-
 # The per-user cap
 
 
@@ -256,31 +208,6 @@ def test_a_session_memory_written_just_now_outlives_an_old_episode(alice):
     fresh = session_memory(alice, "Alice is packing for Rome.", "s1", minutes_ago=1)
     assert sessions_expire(actor=JOB, idle_minutes=60)["deleted"] == 0
     assert Memory.objects.filter(pk=fresh.pk).exists()
-
-
-@pytest.mark.django_db
-def test_a_promoted_session_memory_outlives_its_session(alice):
-    kept = session_memory(alice, "Alice is vegetarian.", "s1", minutes_ago=120)
-    dropped = session_memory(alice, "Alice is hungry right now.", "s1", minutes_ago=120)
-
-    promoted = memory_promote(memory=kept, actor=ActorRef.for_user(alice))
-    sessions_expire(actor=JOB, idle_minutes=60, now=timezone.now() + timedelta(hours=2))
-
-    assert promoted.scope == "user"
-    assert Memory.objects.get(pk=kept.pk).scope == "user"
-    assert not Memory.objects.filter(pk=dropped.pk).exists()
-    event = MemoryEvent.objects.get(memory_id=kept.id, op="UPDATE")
-    assert event.data == {"scope": {"from": "session", "to": "user"}}
-    assert kept.id in found(alice, "What does Alice eat?")
-
-
-@pytest.mark.django_db
-def test_only_active_session_memories_can_be_promoted(alice):
-    with pytest.raises(ValueError, match="only session memories can be promoted"):
-        memory_promote(memory=make_memory(alice, "Alice is vegetarian."), actor=JOB)
-    archived = session_memory(alice, "Alice is hungry.", "s1", minutes_ago=1, status="archived")
-    with pytest.raises(ValueError, match="only active memories can be promoted"):
-        memory_promote(memory=archived, actor=JOB)
 
 
 @pytest.mark.django_db

@@ -5,11 +5,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory
 from memoryapp.selectors.context import context_assemble
-from memoryapp.selectors.scoping import Principal, valid_at
+from memoryapp.selectors.scoping import valid_at
 from memoryapp.selectors.search import SearchParams, search_memories
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extract.timeparse import find_time

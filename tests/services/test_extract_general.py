@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from memoryapp.actors import ActorRef
 from memoryapp.evaluation.write_corpus import mentions
 from memoryapp.models import Memory
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extract import classifier, general, train
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.ingest import MessageIn, episodes_ingest

@@ -1,16 +1,16 @@
-"""Governance: deletion that is real, correction, export and import, pause."""
+"""Governance: deletion that is real, correction, export, pause."""
 
 import json
 
 import pytest
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import AccessLog, DeletionReceipt, Episode, Memory, MemoryEvent, User
 from memoryapp.selectors.context import context_assemble
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
+from memoryapp.selectors.versions import memory_version_ids
 from memoryapp.services import govern
 from memoryapp.services.access import access_record
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.reflect import summaries_rebuild
 from tests.conftest import database_dump
@@ -138,7 +138,7 @@ def test_correction_creates_a_new_version_and_flags_siblings(alice):
     assert city.status == "invalidated" and city.expired_at is not None
     assert employer.needs_review, "another memory from the same source episode is flagged"
     assert set(corrected.sources.all()) == set(city.sources.all())
-    assert corrected.pk in govern._versions({city.pk})
+    assert corrected.pk in memory_version_ids({city.pk})
     ops = list(MemoryEvent.objects.filter(memory_id__in=[city.pk, corrected.pk]).values_list("op", flat=True))
     assert "INVALIDATE" in ops and "CORRECT" in ops
     with pytest.raises(ValueError, match="only an active memory"):
@@ -171,25 +171,18 @@ def test_a_correction_that_changes_nothing_is_refused_and_keeps_the_memory(alice
 
 
 @pytest.mark.django_db
-def test_export_imports_into_an_empty_organization_with_the_same_content(alice):
+def test_export_holds_each_memory_with_its_versions_sources_and_the_episodes(alice):
     tell(alice, "I'm vegetarian. I live in Porto.")
     tell(alice, "I moved to Lisbon.", when="2025-06-01")
-    summaries_rebuild(user=alice, actor=ACTOR)
-    exported = govern.user_export(user=alice)
-    empty = org("Empty Inc")
-    clone = govern.user_import(organization=empty, document=json.loads(json.dumps(exported)), actor=ACTOR)
-    again = govern.user_export(user=clone)
-
-    def content(document):
-        memories = sorted((m["text"], m["status"], m["valid_from"], m["valid_to"], m["provenance"], len(m["sources"]),
-                           len(m["derived_from"]), m["supersedes"] is not None) for m in document["memories"])
-        episodes = sorted((e["content"], e["occurred_at"]) for e in document["episodes"])
-        return memories, episodes
-
-    assert content(again) == content(exported)
-    assert Memory.objects.filter(organization=empty).count() == len(exported["memories"])
-    with pytest.raises(ValueError, match="already exists"):
-        govern.user_import(organization=empty, document=exported, actor=ACTOR)
+    exported = json.loads(json.dumps(govern.user_export(user=alice)))
+    assert exported["format"] == govern.EXPORT_FORMAT and exported["user"]["external_id"] == "alice"
+    episodes = {e["id"]: e["content"] for e in exported["episodes"]}
+    assert sorted(episodes.values()) == ["I moved to Lisbon.", "I'm vegetarian. I live in Porto."]
+    cities = {m["value"]: m for m in exported["memories"] if m["attribute"] == "city"}
+    assert (cities["Porto"]["status"], cities["Lisbon"]["status"]) == ("superseded", "active")
+    assert cities["Lisbon"]["supersedes"] == cities["Porto"]["id"]
+    assert [episodes[pk] for pk in cities["Lisbon"]["sources"]] == ["I moved to Lisbon."]
+    assert {e["op"] for e in exported["events"]} >= {"ADD", "SUPERSEDE"}
 
 
 @pytest.mark.django_db
@@ -345,3 +338,24 @@ def test_the_plan_with_sources_shows_the_other_memories_a_shared_message_takes_o
     govern.memory_delete(memory=cat, actor=ACTOR, with_sources=True)
     assert not Memory.objects.filter(pk__in=[cat.id, lisbon.id]).exists()
     assert Memory.objects.filter(pk=nurse.id).exists()
+
+
+NAMELESS = ActorRef("admin", "")  # refused by the events table's actor_named constraint: the event cannot be written
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("change", [
+    lambda user, agent: govern.memory_writing_set(user=user, paused=True, actor=NAMELESS),
+    lambda user, agent: govern.agents_reading_set(user=user, paused=True, actor=NAMELESS),
+    lambda user, agent: govern.agent_block_set(user=user, agent=agent, blocked=True, actor=NAMELESS),
+], ids=["pause writing", "stop agents reading", "block an agent"])
+def test_a_switch_whose_event_cannot_be_written_changes_nothing(alice, change):
+    from memoryapp.models import AgentBlock
+    from tests.factories import make_agent
+
+    agent, _ = make_agent(alice.organization, "switch-bot")
+    with pytest.raises(Exception, match="actor_named"):
+        change(alice, agent)
+    alice.refresh_from_db()  # the test's own transaction is still usable: the change rolled back alone
+    assert (alice.memory_paused, alice.agents_reading_paused) == (False, False)
+    assert not AgentBlock.objects.filter(user=alice).exists()

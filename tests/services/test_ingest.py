@@ -3,10 +3,10 @@ oversized input refused with nothing stored."""
 
 import pytest
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Episode, Memory, MemoryEvent
-from memoryapp.selectors.scoping import Principal, scoped_memories, valid_at
+from memoryapp.selectors.scoping import scoped_memories, valid_at
 from memoryapp.selectors.search import SearchParams, search_episodes
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.gate import GateRefused
 from memoryapp.services.ingest import MessageIn, episodes_ingest

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import candidate_apply, draft_from_candidate
 from memoryapp.services.extract.base import Candidate
 from tests.factories import at

@@ -7,12 +7,13 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import call_command
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Memory
-from memoryapp.services.actors import ActorRef
+from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.grammar import article, possessive, readable_name
 from memoryapp.services.extract.rules import RulesExtractor
-from memoryapp.services.extraction import episodes_extract, user_display_name
+from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.tenancy import user_display_name_set
 from tests.factories import make_user, say
 

@@ -14,10 +14,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
+from memoryapp.actors import ActorRef
 from memoryapp.api.serializers import receipt_json
 from memoryapp.models import AccessLog, DeletionReceipt, Job, Memory
 from memoryapp.services import govern
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.purge import QuotedText, deleted_text_purge
 from tests.api.conftest import AgentClient

@@ -10,10 +10,9 @@ import pytest
 from django.utils import timezone
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory, MemoryEvent
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_memories
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import MemoryDraft, memory_update
 from memoryapp.services.reflect import (
     profile_summarize,

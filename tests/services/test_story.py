@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory
-from memoryapp.selectors.scoping import Principal, scoped_memories, valid_at
-from memoryapp.services.actors import ActorRef
+from memoryapp.selectors.scoping import scoped_memories, valid_at
 from memoryapp.services.extraction import episodes_extract
 from tests.factories import at, make_user, say
 

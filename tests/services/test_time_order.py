@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent
 from memoryapp.selectors.scoping import valid_at
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import candidate_apply, draft_from_candidate
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extraction import episodes_extract

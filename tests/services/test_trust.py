@@ -5,11 +5,10 @@ Everything here goes through the real write path (rules extractor, real embeddin
 import pytest
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Episode, Memory, MemoryEvent
 from memoryapp.selectors.context import context_assemble
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.apply import candidate_apply, draft_from_candidate
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extraction import episodes_extract

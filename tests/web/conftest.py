@@ -1,8 +1,8 @@
 import pytest
 from django.test import Client
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Memory
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.extraction import episodes_extract
 from tests.factories import make_user, say
 

@@ -5,8 +5,8 @@ users; no page shows another organization's data."""
 import pytest
 from django.test import Client
 
+from memoryapp.actors import ActorRef
 from memoryapp.models import Job, Memory
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.govern import memory_delete
 from tests.factories import make_agent, make_memory
 from tests.web.conftest import client_for, remember

@@ -82,7 +82,7 @@ def test_delete_shows_a_preview_then_a_receipt(alice_client, alice):
 
 
 def test_deleting_a_memory_can_take_its_messages_so_agents_cannot_find_it_again(alice_client, alice):
-    from memoryapp.selectors.scoping import Principal
+    from memoryapp.actors import Principal
     from memoryapp.selectors.search import SearchParams, search_episodes
 
     remember(alice, "I live in Lisbon.")

@@ -1,8 +1,5 @@
 """Organization admin pages: provenance browser, agent keys, operations and access logs, jobs."""
 
-import sys
-import types
-
 import pytest
 from rest_framework.test import APIClient
 
@@ -175,25 +172,62 @@ def test_jobs_page_polls_every_two_seconds_only_while_a_job_runs(ada_client, acm
     assert b"Succeeded" in finished.content
 
 
-def test_run_now_starts_a_job_through_memoryapp_jobs(ada_client, acme, monkeypatch):
-    started = []
-
-    def run_job_now(kind, organization):
-        started.append((kind, organization))
-        return Job.objects.create(kind=kind, organization=organization)
-
-    monkeypatch.setitem(sys.modules, "memoryapp.jobs", types.SimpleNamespace(run_job_now=run_job_now))
+def test_run_now_queues_a_job_of_that_kind_for_the_admins_organization(ada_client, acme, globex):
     response = ada_client.post("/admin/jobs/run/", {"kind": "summarize"}, **htmx())
-    assert started == [("summarize", acme)]
-    assert response.status_code == 200 and b"summarize job queued" in response.content
+    assert response.status_code == 200 and b"Summarize job queued" in response.content
+    (job,) = Job.objects.all()
+    assert (job.kind, job.organization, job.status, job.params) == ("summarize", acme, "queued", {"trigger": "manual"})
     assert b'hx-trigger="every 2s"' in response.content, "a queued job keeps the page polling"
     assert ada_client.post("/admin/jobs/run/", {"kind": "rm -rf"}).status_code == 302
-    assert len(started) == 1
+    assert ada_client.post("/admin/jobs/run/", {"kind": "evaluate_locomo"}).status_code == 302, "not offered here"
+    assert Job.objects.count() == 1
 
 
-def test_run_now_buttons_are_disabled_while_memoryapp_jobs_cannot_run_them(ada_client, monkeypatch):
-    monkeypatch.setitem(sys.modules, "memoryapp.jobs", types.ModuleType("memoryapp.jobs"))
-    html = ada_client.get("/admin/jobs/").content.decode()
-    assert "not available in this version yet" in html and html.count("disabled>Run now") == len(JOB_KINDS)
-    response = ada_client.post("/admin/jobs/run/", {"kind": "decay"})
-    assert response.status_code == 302 and not Job.objects.exists()
+def test_the_jobs_page_names_each_kind_by_its_label(ada_client, acme):
+    Job.objects.create(kind=Job.Kind.EXPIRE_SESSIONS, organization=acme, status=Job.Status.SUCCEEDED)
+    page = ada_client.get("/admin/jobs/").content.decode()
+    assert page.count("Run now</button>") == len(JOB_KINDS) and "disabled>Run now" not in page
+    for title, about in JOB_KINDS.values():
+        assert f"<h2>{title}</h2>" in page and about.replace("'", "&#x27;") in page
+    recent = page[page.index("Recent runs"):]
+    assert "<strong>Expire sessions</strong>" in recent and "expire_sessions" not in recent
+
+
+def test_agent_key_and_login_changes_are_in_the_operations_log_with_the_admin_who_made_them(
+        ada_client, acme, acme_admin):
+    from memoryapp.actors import Principal
+    from memoryapp.services.tenancy import user_get_or_create_for_agent, user_invite
+
+    ada_client.post("/admin/agents/", {"name": "audit-bot", "permissions": ["read"]})
+    agent = Agent.objects.get(name="audit-bot")
+    ada_client.post(f"/admin/agents/{agent.pk}/active/", {"active": "false"})
+    ada_client.post(f"/admin/agents/{agent.pk}/active/", {"active": "true"})
+    ada_client.post(f"/admin/agents/{agent.pk}/revoke/")
+    newcomer = user_get_or_create_for_agent(organization=acme, external_id="newcomer")
+    user_invite(user=newcomer, username="newcomer", principal=Principal.for_user(acme_admin))
+
+    page = ada_client.get("/admin/events/", {"actor_type": "admin"}).content.decode()
+    for reason in ("agent key created: audit-bot", "agent disabled: audit-bot", "agent enabled: audit-bot",
+                   "agent key revoked: audit-bot", "invited: may log in with a one-time password"):
+        assert reason in page, reason
+    assert "5 events, newest first" in page and acme_admin.username in page
+    assert "<td>newcomer</td>" in page, "the invitation is about the invited user"
+    events = MemoryEvent.objects.filter(data__agent=str(agent.pk))
+    assert {e.actor_id for e in events} == {str(acme_admin.pk)} and events.count() == 4
+
+
+def test_only_an_admin_of_the_agents_organization_changes_its_key(acme, alice, globex_admin):
+    from django.core.exceptions import PermissionDenied
+
+    from memoryapp.actors import Principal
+    from memoryapp.services.tenancy import agent_revoke, agent_set_active
+
+    agent, _ = make_agent(acme, "guarded-bot")
+    for outsider in (Principal.for_user(alice), Principal.for_user(globex_admin), Principal.for_agent(agent)):
+        with pytest.raises(PermissionDenied):
+            agent_set_active(agent=agent, active=False, principal=outsider)
+        with pytest.raises(PermissionDenied):
+            agent_revoke(agent=agent, principal=outsider)
+    agent.refresh_from_db()
+    assert agent.is_active and agent.revoked_at is None
+    assert not MemoryEvent.objects.filter(data__agent=str(agent.pk), actor_type__in=["admin", "user", "agent"])

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
+from memoryapp.demo import demo_seed
 from memoryapp.models import AccessLog, Agent, Job, Memory, Organization, User
-from memoryapp.services.demo import demo_seed
 
 pytestmark = pytest.mark.django_db
 

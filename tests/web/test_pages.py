@@ -5,8 +5,8 @@ import re
 import pytest
 from django.test import Client
 
+from memoryapp.actors import Principal
 from memoryapp.models import Memory, Project
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_memories
 from memoryapp.services.access import access_record
 from tests.factories import PASSWORD, make_agent, make_memory
@@ -125,7 +125,7 @@ def test_an_end_user_reads_plain_words_and_the_admin_the_exact_codes(alice_clien
 
 
 def test_memory_page_lists_summaries_built_from_it(alice_client, alice):
-    from memoryapp.services.actors import ActorRef
+    from memoryapp.actors import ActorRef
     from memoryapp.services.reflect import summaries_rebuild
 
     (porto,) = remember(alice, "I live in Porto.")
@@ -198,7 +198,7 @@ def test_a_missing_slash_still_redirects_and_the_api_still_answers_json(alice_cl
 
 
 def test_my_memories_lists_each_fact_once_and_summaries_under_their_own_filter(alice_client, alice):
-    from memoryapp.services.actors import ActorRef
+    from memoryapp.actors import ActorRef
     from memoryapp.services.reflect import summaries_rebuild
 
     facts = remember(alice, "I live in Porto.", "I'm vegan.", "I'm allergic to peanuts.")

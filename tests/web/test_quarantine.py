@@ -10,10 +10,9 @@ import pytest
 from django.utils.html import escape
 
 from memoryapp import embeddings
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import DeletionReceipt, Memory, MemoryEvent
-from memoryapp.selectors.scoping import Principal
 from memoryapp.selectors.search import SearchParams, search_memories
-from memoryapp.services.actors import ActorRef
 from memoryapp.services.moderation import memory_approve, memory_reject
 from tests.web.conftest import htmx, remember
 

@@ -7,13 +7,14 @@ from memoryapp.evaluation.changing_facts import table as changing_facts_table
 from memoryapp.evaluation.runs import locomo_table
 from memoryapp.evaluation.write_corpus import SPLITS
 from memoryapp.jobs import job_execute
+from memoryapp.models import Job
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenancy import organization_get_or_create
 
 # The corpus evaluations: one split, one extractor, a job of this kind, printed by this table.
 CORPUS_RUNS = {
-    "write-accuracy": ("evaluate_write_accuracy", write_accuracy.table),
-    "questions": ("evaluate_questions", questions_eval.table),
+    "write-accuracy": (Job.Kind.EVALUATE_WRITE_ACCURACY, write_accuracy.table),
+    "questions": (Job.Kind.EVALUATE_QUESTIONS, questions_eval.table),
 }
 
 
@@ -63,7 +64,7 @@ class Command(BaseCommand):
             splits = SPLITS if options["split"] == "both" else [options["split"]]
             for number, split in enumerate(splits):
                 params = {"seeds": options["seeds"], "ks": ks, "split": split}
-                job = job_create(kind="evaluate_changing_facts", organization=None, params=params)
+                job = job_create(kind=Job.Kind.EVALUATE_CHANGING_FACTS, organization=None, params=params)
                 self.stdout.write(("\n" if number else "") + changing_facts_table(job_execute(job)))
             return
         if benchmark in CORPUS_RUNS:
@@ -81,5 +82,5 @@ class Command(BaseCommand):
             raise CommandError(f"no such file: {path}")
         organization = organization_get_or_create(name=options["org"])
         params = {"path": str(path), "ks": _ks(options["k"]), "budget_tokens": options["budget"]}
-        job = job_create(kind="evaluate_locomo", organization=organization, params=params)
+        job = job_create(kind=Job.Kind.EVALUATE_LOCOMO, organization=organization, params=params)
         self.stdout.write(locomo_table(job_execute(job)))

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memoryapp.jobs import MAINTENANCE, job_execute
+from memoryapp.jobs import COMMAND, job_execute
 from memoryapp.models import Organization
 from memoryapp.services.jobs import job_create
 
@@ -11,8 +11,8 @@ class Command(BaseCommand):
     help = "Run a background job now, in this process, and print what it did."
 
     def add_arguments(self, parser):
-        # Evaluations take parameters: `python manage.py evaluate` runs those.
-        parser.add_argument("kind", choices=[*MAINTENANCE, "metrics", "purge"])
+        parser.add_argument("kind", choices=[str(kind) for kind in COMMAND],
+                            help="; ".join(f"{kind}: {kind.label}" for kind in COMMAND))
         parser.add_argument("--org", help="only this organization (default: all)")
 
     def handle(self, *args, kind, org, **options):

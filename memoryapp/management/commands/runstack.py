@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from memoryapp.services.demo import demo_seed
+from memoryapp.demo import demo_seed
 
 PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_SECONDS = 20

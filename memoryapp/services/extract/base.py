@@ -23,6 +23,9 @@ SINGLE_VALUED_ATTRIBUTES = frozenset(
 )
 
 
+FAVORITE_PREFIX = "favorite_"
+
+
 @dataclass(frozen=True)
 class EpisodeInput:
     """What an extractor sees of one episode: never a model instance, so backends stay pure."""
@@ -57,9 +60,18 @@ class Candidate:
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError("confidence must be within 0-1")
 
+    # Ends the value of `ends` names, wherever it is kept: the words of an old value the statement says
+    # is over ("I left Google", "Sophie and I split up", "swapped Lyon for Marseille").
+    ends: tuple[str, ...] = ()
+
     @property
     def cardinality(self) -> Literal["single", "multi"]:
-        return "single" if self.attribute in SINGLE_VALUED_ATTRIBUTES else "multi"
+        return "single" if single_valued(self.attribute) else "multi"
+
+
+def single_valued(attribute: str) -> bool:
+    """One value at a time: the listed slots, and a favourite of a kind ("favorite_band")."""
+    return attribute in SINGLE_VALUED_ATTRIBUTES or attribute.startswith(FAVORITE_PREFIX)
 
 
 class Extractor(Protocol):

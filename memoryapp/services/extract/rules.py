@@ -10,6 +10,9 @@ A message goes through: sentences -> clauses -> normalized clause (contractions 
 fillers such as "btw" and markers such as "still", "now", "actually", "anymore" taken out and
 remembered) -> the first rule that matches -> facts -> candidates, whose relation comes from the
 rule or from the markers.
+
+Three modules share the work: lexicon (the word lists), clauses (sentences and clauses, and the
+normal form) and this one (the conversation, the rule table, values and texts).
 """
 
 from __future__ import annotations
@@ -20,8 +23,29 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from . import general
-from .base import SINGLE_VALUED_ATTRIBUTES, Candidate, EpisodeInput, Relation
+from .base import FAVORITE_PREFIX, Candidate, EpisodeInput, Relation, single_valued
+from .clauses import Clause, split_clauses, split_sentences
 from .grammar import THE_USER, article, possessive, readable_name, sentence
+from .lexicon import (
+    COUNTS,
+    DIET_ALIASES,
+    DIET_FOODS,
+    EVENT_NOUNS,
+    FAMILY_MEMBERS,
+    GERUND_BASES,
+    HEALTH_ADJECTIVES,
+    HEALTH_CONDITIONS,
+    INSTRUCTION_VERBS,
+    JOB_SUFFIXES,
+    JOB_WORDS,
+    LOWERCASE_PARTICLES,
+    NOT_JOBS,
+    PETS,
+    PLAN_VERBS,
+    POINTER_WORDS,
+    RELATIONSHIP_STATUSES,
+    alternatives,
+)
 from .timeparse import TimeMatch, find_time
 
 # Turns of the conversation itself: they may also retract and correct what was said before.
@@ -55,562 +79,6 @@ CONFIDENCE = 0.8
 FIRST_PERSON_SOURCE_CONFIDENCE = 0.5  # a document saying "I live in Paris" may not be the user speaking
 
 # ---------------------------------------------------------------------------------------------
-# Vocabulary
-# ---------------------------------------------------------------------------------------------
-
-DIET_ALIASES = {
-    "vegetarian": "vegetarian",
-    "vegan": "vegan",
-    "pescatarian": "pescatarian",
-    "pescetarian": "pescatarian",
-    "flexitarian": "flexitarian",
-    "keto": "keto",
-    "paleo": "paleo",
-    "plant-based": "plant-based",
-    "plant based": "plant-based",
-    "gluten-free": "gluten-free",
-    "gluten free": "gluten-free",
-    "kosher": "kosher",
-    "halal": "halal",
-    "carnivore": "carnivore",
-    "raw vegan": "raw vegan",
-    "lacto-vegetarian": "lacto-vegetarian",
-    "ovo-vegetarian": "ovo-vegetarian",
-}
-# Foods whose eating says something about a diet ("I still eat eggs", "I eat fish now").
-DIET_FOODS = (
-    "red meat",
-    "meat",
-    "fish",
-    "seafood",
-    "shellfish",
-    "eggs",
-    "dairy",
-    "cheese",
-    "milk",
-    "chicken",
-    "poultry",
-    "pork",
-    "beef",
-    "gluten",
-    "sugar",
-    "honey",
-)
-HEALTH_CONDITIONS = (
-    "type 1 diabetes",
-    "type 2 diabetes",
-    "diabetes",
-    "asthma",
-    "celiac disease",
-    "coeliac disease",
-    "epilepsy",
-    "adhd",
-    "migraines",
-    "high blood pressure",
-    "arthritis",
-    "ibs",
-    "crohn's disease",
-    "lactose intolerance",
-    "gluten intolerance",
-)
-HEALTH_ADJECTIVES = {
-    "diabetic": "diabetes",
-    "asthmatic": "asthma",
-    "celiac": "celiac disease",
-    "coeliac": "celiac disease",
-    "lactose intolerant": "lactose intolerance",
-    "gluten intolerant": "gluten intolerance",
-    "epileptic": "epilepsy",
-}
-RELATIONSHIP_STATUSES = ("married", "single", "engaged", "divorced", "widowed", "separated", "in a relationship")
-RELATIVES = (
-    "best friend",
-    "boyfriend",
-    "girlfriend",
-    "grandmother",
-    "grandfather",
-    "stepmother",
-    "stepfather",
-    "stepmom",
-    "stepdad",
-    "sister",
-    "brother",
-    "mom",
-    "mum",
-    "mother",
-    "dad",
-    "father",
-    "wife",
-    "husband",
-    "partner",
-    "fiance",
-    "fiancee",
-    "fiancé",
-    "fiancée",
-    "son",
-    "daughter",
-    "friend",
-    "boss",
-    "manager",
-    "roommate",
-    "flatmate",
-    "grandma",
-    "grandpa",
-    "aunt",
-    "uncle",
-    "cousin",
-    "niece",
-    "nephew",
-    "colleague",
-    "coworker",
-    "neighbor",
-    "neighbour",
-    "twin",
-)
-# One slot key per person whatever word names them: "my mum lives in Cardiff" and later "Mom moved to
-# Bristol" are the same person's city. Texts keep the user's own word; only the subject is keyed.
-RELATIVE_KEYS = {
-    "mum": "mother", "mom": "mother", "dad": "father", "stepmom": "stepmother", "stepdad": "stepfather",
-    "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance", "fiancé": "fiance",
-    "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
-}
-
-
-def relative_key(word: str) -> str:
-    word = word.lower()
-    return RELATIVE_KEYS.get(word, word)
-
-
-FAMILY_MEMBERS = (
-    "grandchildren",
-    "grandchild",
-    "grandkids",
-    "grandkid",
-    "children",
-    "child",
-    "kids",
-    "kid",
-    "sons",
-    "son",
-    "daughters",
-    "daughter",
-    "sisters",
-    "sister",
-    "brothers",
-    "brother",
-    "siblings",
-    "sibling",
-    "twins",
-    "stepson",
-    "stepdaughter",
-    "wife",
-    "husband",
-    "partner",
-    "boyfriend",
-    "girlfriend",
-)
-PETS = {
-    "guinea pigs": "guinea pig",
-    "guinea pig": "guinea pig",
-    "puppies": "puppy",
-    "bunnies": "bunny",
-    "goldfish": "goldfish",
-    "budgies": "budgie",
-    "budgie": "budgie",
-    **{
-        name + suffix: name
-        for name in (
-            "dog",
-            "cat",
-            "puppy",
-            "kitten",
-            "parrot",
-            "rabbit",
-            "bunny",
-            "hamster",
-            "bird",
-            "turtle",
-            "tortoise",
-            "snake",
-            "lizard",
-            "gecko",
-            "horse",
-            "ferret",
-            "chinchilla",
-            "pony",
-            "cockatiel",
-            "iguana",
-        )
-        for suffix in ("s", "")
-    },
-}
-COUNTS = {
-    "a": "",
-    "an": "",
-    "one": "",
-    "two": "two",
-    "three": "three",
-    "four": "four",
-    "five": "five",
-    "six": "six",
-    "seven": "seven",
-    "eight": "eight",
-    "nine": "nine",
-    "ten": "ten",
-    "a couple of": "two",
-    "several": "several",
-    "some": "some",
-}
-JOB_WORDS = frozenset(
-    {
-        "nurse",
-        "doctor",
-        "chef",
-        "cook",
-        "pilot",
-        "surgeon",
-        "dentist",
-        "nanny",
-        "paramedic",
-        "firefighter",
-        "architect",
-        "accountant",
-        "consultant",
-        "analyst",
-        "student",
-        "engineer",
-        "developer",
-        "programmer",
-        "designer",
-        "lawyer",
-        "attorney",
-        "teacher",
-        "professor",
-        "scientist",
-        "therapist",
-        "pharmacist",
-        "journalist",
-        "artist",
-        "musician",
-        "writer",
-        "editor",
-        "manager",
-        "director",
-        "founder",
-        "ceo",
-        "cto",
-        "cfo",
-        "intern",
-        "librarian",
-        "electrician",
-        "plumber",
-        "carpenter",
-        "mechanic",
-        "farmer",
-        "baker",
-        "barista",
-        "waiter",
-        "waitress",
-        "cashier",
-        "clerk",
-        "officer",
-        "soldier",
-        "veterinarian",
-        "vet",
-        "researcher",
-        "economist",
-        "photographer",
-        "translator",
-        "tutor",
-        "coach",
-        "driver",
-        "secretary",
-        "assistant",
-        "receptionist",
-        "freelancer",
-        "entrepreneur",
-        "realtor",
-        "banker",
-        "broker",
-        "trader",
-        "midwife",
-        "postdoc",
-        "priest",
-        "pastor",
-        "rabbi",
-        "judge",
-        "cop",
-        "detective",
-        "psychologist",
-        "psychiatrist",
-        "physiotherapist",
-        "physician",
-        "technician",
-        "agent",
-        "president",
-        "resident",
-        "attendant",
-        "caregiver",
-        "carer",
-        "surveyor",
-    }
-)
-JOB_SUFFIXES = ("er", "or", "ist", "ian", "eer")
-# Words that end like a job title but describe a person otherwise ("a big eater", "a mother of two").
-NOT_JOBS = frozenset(
-    {
-        "fan",
-        "bit",
-        "lot",
-        "mother",
-        "father",
-        "sister",
-        "brother",
-        "daughter",
-        "member",
-        "beginner",
-        "newbie",
-        "person",
-        "user",
-        "customer",
-        "lover",
-        "eater",
-        "sleeper",
-        "owner",
-        "parent",
-        "grandparent",
-        "reader",
-        "listener",
-        "learner",
-        "gamer",
-        "runner",
-        "walker",
-        "smoker",
-        "drinker",
-        "talker",
-        "thinker",
-        "believer",
-        "introvert",
-        "extrovert",
-        "foodie",
-        "human",
-        "vegetarian",
-        "vegan",
-        "grandmother",
-        "grandfather",
-        "partner",
-        "winner",
-        "loser",
-        "fighter",
-        "survivor",
-        "other",
-        "either",
-        "neither",
-        "number",
-        "order",
-        "color",
-        "colour",
-        "minor",
-        "major",
-        "senior",
-        "junior",
-        "superior",
-        "inferior",
-        "better",
-        "faster",
-        "slower",
-    }
-)
-# Common verbs that begin a standing instruction ("always answer in French", "never mention ...").
-INSTRUCTION_VERBS = frozenset(
-    {
-        "answer",
-        "reply",
-        "respond",
-        "write",
-        "use",
-        "speak",
-        "talk",
-        "call",
-        "address",
-        "mention",
-        "include",
-        "give",
-        "show",
-        "format",
-        "keep",
-        "ask",
-        "remind",
-        "tell",
-        "check",
-        "send",
-        "cite",
-        "explain",
-        "summarize",
-        "summarise",
-        "suggest",
-        "recommend",
-        "avoid",
-        "list",
-        "put",
-        "be",
-        "add",
-        "sign",
-        "start",
-        "end",
-        "refer",
-        "translate",
-        "assume",
-        "bring",
-        "say",
-        "convert",
-        "round",
-        "spell",
-        "double-check",
-        "confirm",
-        "greet",
-    }
-)
-PLAN_VERBS = frozenset(
-    {
-        "visit",
-        "move",
-        "fly",
-        "travel",
-        "start",
-        "begin",
-        "attend",
-        "quit",
-        "retire",
-        "join",
-        "relocate",
-        "apply",
-        "launch",
-        "open",
-        "host",
-        "buy",
-        "adopt",
-        "study",
-        "learn",
-        "switch",
-        "change",
-        "marry",
-        "sell",
-        "finish",
-        "graduate",
-        "propose",
-        "book",
-        "climb",
-        "hike",
-        "leave",
-        "head",
-        "renovate",
-        "run",
-    }
-)
-# What one has on a date, rather than is or owns: "I have a dentist appointment next Friday".
-EVENT_NOUNS = (
-    "appointment", "meeting", "interview", "exam", "test", "flight", "surgery", "operation", "checkup", "check-up",
-    "party", "wedding", "concert", "conference", "presentation", "deadline", "trip", "vacation", "holiday",
-    "game", "match", "recital", "class", "lesson", "reservation", "ceremony", "graduation", "show", "race",
-    "marathon", "tournament", "date", "call", "visit", "hearing", "procedure", "scan", "gig", "performance",
-    "exhibition", "defense", "defence", "audition", "shift",
-)
-GERUND_BASES = {
-    "eating": "eat",
-    "working": "work",
-    "living": "live",
-    "visiting": "visit",
-    "moving": "move",
-    "going": "go",
-    "flying": "fly",
-    "travelling": "travel",
-    "traveling": "travel",
-    "starting": "start",
-    "getting": "get",
-    "leaving": "leave",
-    "attending": "attend",
-    "running": "run",
-    "taking": "take",
-    "buying": "buy",
-    "adopting": "adopt",
-    "studying": "study",
-    "learning": "learn",
-    "quitting": "quit",
-    "retiring": "retire",
-    "joining": "join",
-    "relocating": "relocate",
-    "applying": "apply",
-    "launching": "launch",
-    "opening": "open",
-    "hosting": "host",
-    "heading": "head",
-    "smoking": "smoke",
-    "drinking": "drink",
-    "beginning": "begin",
-}
-LOWERCASE_PARTICLES = frozenset(
-    {
-        "of",
-        "de",
-        "da",
-        "do",
-        "dos",
-        "das",
-        "del",
-        "la",
-        "le",
-        "les",
-        "the",
-        "and",
-        "upon",
-        "on",
-        "am",
-        "im",
-        "an",
-        "der",
-        "den",
-        "van",
-        "von",
-        "y",
-        "e",
-    }
-)
-# Words whose period does not end a sentence ("Dr. Lee", "St. Mary's").
-ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "mt", "vs", "e.g", "i.e"})
-# A value that is only a pointer to something said elsewhere ("I love it", "I like that idea").
-POINTER_WORDS = frozenset(
-    {
-        "it",
-        "that",
-        "this",
-        "you",
-        "them",
-        "those",
-        "these",
-        "him",
-        "her",
-        "how",
-        "when",
-        "what",
-        "your",
-        "yours",
-        "everything",
-        "nothing",
-        "something",
-        "anything",
-        "here",
-        "there",
-        "so",
-        "too",
-        "very",
-        "much",
-        "lot",
-        "one",
-    }
-)
-
-# ---------------------------------------------------------------------------------------------
 # The extractor
 # ---------------------------------------------------------------------------------------------
 
@@ -620,7 +88,7 @@ class RulesExtractor:
         self.general = general  # False: the rules alone (what they read precisely, for tests and comparison)
 
     def extract(self, episodes: list[EpisodeInput], *, subject: str, name: str = "") -> list[Candidate]:
-        """`name`: how texts call the user (services.extraction.user_display_name); without one, the
+        """`name`: how texts call the user (selectors.names.user_display_name); without one, the
         external id when it reads as a name, else "the user". A name the user gives in these episodes
         ("my name is Maria") names them from there on."""
         conversation = _Conversation(subject, name=name or readable_name(subject) or THE_USER)
@@ -782,71 +250,9 @@ def _replace(fact: _Fact, **changes) -> _Fact:
 
 
 # ---------------------------------------------------------------------------------------------
-# Sentences and clauses
+# Clauses as the rules read them, and the turns that answer what was said before
 # ---------------------------------------------------------------------------------------------
 
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences, keeping "Dr. Lee" and "St. Mary's" whole."""
-    sentences: list[str] = []
-    for piece in re.split(r"(?<=[.!?])\s+|\n+", text):
-        piece = piece.strip()
-        if not piece:
-            continue
-        last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower() if sentences else ""
-        if sentences and sentences[-1].endswith(".") and last_word in ABBREVIATIONS:
-            sentences[-1] = f"{sentences[-1]} {piece}"
-        else:
-            sentences.append(piece)
-    return sentences
-
-
-# Breaks before "and I ...", ", my sister ...", "; ...". The conjunction stays with its clause: "but I
-# eat fish" qualifies a diet where "I eat fish" alone would replace it.
-_CLAUSE_BREAK = re.compile(
-    r"\s*;\s*"
-    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus)\s+(?:i|my|i'm|i've)\b)"
-    r"|,\s*(?=(?:i|my|i'm|i've|and|but|so|also|btw)\b)",
-    re.I,
-)
-# "I live in Lisbon and work at Globex": the second clause borrows the "I".
-_SHARED_SUBJECT_BREAK = re.compile(r",?\s+and\s+(?=(?:work|live|love|like|enjoy|hate|have|eat|moved|started)\b)", re.I)
-
-
-def split_clauses(sentence: str) -> list[str]:
-    clauses = []
-    for clause in _CLAUSE_BREAK.split(sentence):
-        if re.search(r"\bmy\b", clause, re.I):
-            clauses.append(clause)  # "my sister lives in Paris and works at ...": her "I", not the user's
-            continue
-        first, *rest = _SHARED_SUBJECT_BREAK.split(clause)
-        clauses += [first] + [f"I {part}" for part in rest]
-    return [clause.strip() for clause in clauses if clause.strip()]
-
-
-_CONTRACTIONS = [
-    (r"\bi'm\b|\bim\b", "I am"),
-    (r"\bi've\b", "I have"),
-    (r"\bi'll\b", "I will"),
-    (r"\bi'd\b", "I would"),
-    (r"\b(do|does|did|is|are|was|were|have|has|had|would|should|could)n't\b", r"\1 not"),
-    (r"\b(do|does|did)nt\b", r"\1 not"),
-    (r"\bcan'?t\b", "cannot"),
-    (r"\bwon'?t\b", "will not"),
-    (r"\bgonna\b", "going to"),
-    (r"\bwanna\b", "want to"),
-    (r"\bany more\b", "anymore"),
-]
-_FILLER = re.compile(
-    r"^(?:btw|by the way|oh|ok|okay|so|well|also|and|but|plus|hey|hi|hello|yeah|yes|yep|lol|haha|hmm|um|uh|fyi"
-    r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
-    r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
-    r"|though|while)\b[,!:.]?\s*",
-    re.I,
-)
-_CORRECTION = re.compile(r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+longer)\b[,:!]?\s*", re.I)
-_MEANT = re.compile(r"^i meant", re.I)
-_GREETING = re.compile(r"^\s*(?:hi|hello|hey)\b", re.I)
 _FIRST_PERSON_START = re.compile(r"^(?:I|my)\b", re.I)
 _RETRACTION = re.compile(
     r"(?:i (?:was|am) )?(?:just |only )?(?:kidding|joking)|jk|j/k|scratch that|never ?mind|nvm"
@@ -856,58 +262,17 @@ _RETRACTION = re.compile(
 )
 _BARE_NEGATION = re.compile(r"not anymore|no longer|not any longer|anymore no", re.I)
 _STILL_QUESTION = re.compile(r"\b(?P<verb>are|do) you still (?P<rest>[^?]+)\?", re.I)
-_MARKERS = {
-    "still": re.compile(r"\bstill\b", re.I),
-    "now": re.compile(r"\b(?:from now on|now|these days|nowadays)\b", re.I),
-    "adds_detail": re.compile(r"\b(?:also|too|as well)\b", re.I),
-    "correction": re.compile(r"\bactually\b", re.I),
-    "adverb": re.compile(r"\b(?:really|just|absolutely|definitely|totally|recently|currently|honestly)\b", re.I),
-}
 
 
-@dataclass
-class _Clause:
-    """One clause in a normal form the rules can be anchored on, with what its markers said."""
-
-    original: str  # contractions expanded, nothing removed: where time expressions are found
-    body: str  # fillers and markers taken out
-    occurred_at: datetime
-    subject: str
-    who: str  # how texts call the clause's subject ("Maria", "the user's sister")
-    greeting: bool = False
-    correction: bool = False
-    meant: bool = False
-    still: bool = False
-    now: bool = False
-    adds_detail: bool = False  # "also", "too", "but": qualifies what was said instead of replacing it
-    negated: bool = False
-    started: bool = False
-    relative_name: str = ""  # "my sister Ana is a doctor"
-    lead_time: datetime | None = None  # from a clause that was only a time: "In 2019, I moved ..."
-
-    @classmethod
-    def read(cls, text: str, occurred_at: datetime, subject: str, who: str, *, lead: _Clause | None = None) -> _Clause:
-        original = _expand_contractions(text)
-        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject, who)
-        if lead:
-            clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
-            clause.lead_time = lead.time()
-        clause._strip_lead()
-        return clause
-
-    def time(self, *, prefer_future: bool = False) -> datetime | None:
-        found = self.time_match(prefer_future=prefer_future)
-        return found.when if found else self.lead_time
-
-    def time_match(self, *, prefer_future: bool = False) -> TimeMatch | None:
-        return find_time(self.original, self.occurred_at, prefer_future=prefer_future)
+class _Clause(Clause):
+    """A clause as the rule table reads it: the facts it states, and how each relates to what was known."""
 
     def relation_for(self, fact: _Fact) -> Relation:
         if self.negated:
             return "negate"
         if fact.relation:
             return fact.relation
-        if (self.now or self.started) and fact.attribute in SINGLE_VALUED_ATTRIBUTES:
+        if (self.now or self.started) and single_valued(fact.attribute):
             return "change"
         if self.correction:
             return "correct"
@@ -927,93 +292,6 @@ class _Clause:
         if found and self.relative_name:
             found.append(_Fact("name", _title(self.relative_name)))
         return found
-
-    def _strip_lead(self) -> None:
-        """Drops "btw", "actually,", "Last year," and the like from the front, remembering them."""
-        self.greeting = self.greeting or bool(_GREETING.match(self.body))
-        self.adds_detail = self.adds_detail or bool(re.match(r"but\b", self.body, re.I))
-        while True:
-            before = self.body
-            if correction := _CORRECTION.match(self.body):
-                self.correction = True
-                self.meant = self.meant or bool(_MEANT.match(correction.group()))
-                self.body = self.body[correction.end() :]
-            self.body = _FILLER.sub("", self.body)
-            found = find_time(self.body, self.occurred_at)
-            if found and found.start == 0:
-                self.body = self.body[found.end :].lstrip(" ,")
-            if self.body == before:
-                return
-
-    def _take_markers(self) -> None:
-        for name, pattern in _MARKERS.items():
-            if pattern.search(self.body):
-                if name != "adverb":
-                    setattr(self, name, True)
-                self.body = _squeeze(pattern.sub(" ", self.body))
-
-    def _rewrite_negation(self) -> None:
-        """ "I'm not vegetarian anymore", "I no longer eat meat" -> the statement that ended."""
-        if re.search(r"\bno longer\b", self.body, re.I):
-            self.body = _squeeze(re.sub(r"\bno longer\b", " ", self.body, flags=re.I))
-            self.negated = True
-        elif re.search(r"\banymore\b", self.body, re.I):
-            body = re.sub(r"\banymore\b", " ", self.body, flags=re.I)
-            self.body = _squeeze(re.sub(r"\b(?:(?:do|does|did) not|not|never)\b", " ", body, count=1, flags=re.I))
-            self.negated = True
-
-    def _rewrite_relative(self) -> None:
-        """ "my sister is vegetarian" -> "I am vegetarian", about sam's sister."""
-        match = _RELATIVE.match(self.body)
-        if match:
-            self.subject = f"{self.subject}'s {relative_key(match['relative'])}"
-            self.who = f"{possessive(self.who)} {match['relative'].lower()}"
-            self.relative_name = match["name"] or ""
-            if match["possessive"]:
-                self.body = f"my {match['rest']}"
-            else:
-                negation, rest = re.match(r"((?:no longer |never )?)(.*)", match["rest"], re.I).groups()
-                self.body = f"I {negation}{_first_person_verb(rest)}"
-
-    def _rewrite_aspect(self) -> None:
-        """ "I stopped eating meat" ends a fact, "I started eating fish" changes one, "I have been
-        vegetarian since 2019" still holds."""
-        self.body = re.sub(r"^I have been (?!to\b)", "I am ", self.body, flags=re.I)
-        match = re.match(
-            r"I (?P<verb>stopped|quit|gave up|started|began) (?P<gerund>\w+ing)\b(?P<rest>.*)", self.body, re.I
-        )
-        if match and match["gerund"].lower() in GERUND_BASES:
-            self.body = f"I {GERUND_BASES[match['gerund'].lower()]}{match['rest']}"
-            if match["verb"].lower() in {"started", "began"}:
-                self.started = True
-            else:
-                self.negated = True
-
-
-def _expand_contractions(text: str) -> str:
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    for pattern, replacement in _CONTRACTIONS:
-        text = re.sub(pattern, replacement, text, flags=re.I)
-    return _squeeze(text)
-
-
-def _squeeze(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _first_person_verb(rest: str) -> str:
-    verb, _, tail = rest.partition(" ")
-    lowered = verb.lower()
-    irregular = {"is": "am", "has": "have", "does": "do", "was": "was"}
-    if lowered in irregular:
-        verb = irregular[lowered]
-    elif lowered.endswith("ies"):
-        verb = lowered[:-3] + "y"
-    elif lowered.endswith(("ches", "shes", "sses", "xes", "oes")):
-        verb = lowered[:-2]
-    elif lowered.endswith("s") and not lowered.endswith("ss"):
-        verb = lowered[:-1]
-    return f"{verb} {tail}".strip()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1052,19 +330,7 @@ def _base_form(verb: str) -> str:
 # Fact rules: (pattern anchored at the start of the normalized clause, what it means)
 # ---------------------------------------------------------------------------------------------
 
-
-def _alternatives(words) -> str:
-    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-
-
-_COUNT = rf"(?P<count>\d+|{_alternatives(COUNTS)})"
-# "my sister is ...", "my sister Ana works ...", "my sister's dog is ..."
-_RELATIVE = re.compile(
-    rf"my (?P<relative>{_alternatives(RELATIVES)})"
-    r"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][a-z]+)))?"
-    r"(?= (?:no longer |never )?(?:is|has|does|was|\w+s|\w+ed)\b)) (?P<rest>.+)",
-    re.I,
-)
+_COUNT = rf"(?P<count>\d+|{alternatives(COUNTS)})"
 
 Rule = Callable[[re.Match, _Clause], list[_Fact]]
 
@@ -1246,7 +512,9 @@ def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
     if not value or _is_pointer(value):
         return []
     what = match["what"].lower()
-    return [_Fact("likes", value, importance=5, text=sentence(f"{possessive(clause.who)} favorite {what} is {value}."))]
+    # One favourite of a kind at a time: a new favourite band replaces the old one, beside other likes.
+    slot = FAVORITE_PREFIX + "_".join(what.split())
+    return [_Fact(slot, value, importance=5, text=sentence(f"{possessive(clause.who)} favorite {what} is {value}."))]
 
 
 def _is_pointer(value: str) -> bool:
@@ -1255,24 +523,26 @@ def _is_pointer(value: str) -> bool:
 
 
 _VALUE = r"(?P<value>.+)"
-_SPECIES = _alternatives(PETS)
-_DIETS = _alternatives(DIET_ALIASES)
-_EVENT = f"(?:{_alternatives(EVENT_NOUNS)})"
+_SPECIES = alternatives(PETS)
+_DIETS = alternatives(DIET_ALIASES)
+_EVENT = f"(?:{alternatives(EVENT_NOUNS)})"
 _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"(?:my name is|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
     (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
-    (rf"I am (?P<value>{_alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
+    # "finally 18!!", "officially 30 today": an age said as news
+    (r"(?:I am )?(?P<changed>finally|officially) (?P<value>\d{1,3})(?: years old)?(?: today| this week)?\W*$", _age),
+    (rf"I am (?P<value>{alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
     (r"I (?P<changed>got) (?P<value>married|engaged|divorced)\b", _relationship),
     (rf"I am (?:very |severely |deathly )?allergic to {_VALUE}", _allergy),
     (r"I have an? (?P<value>[\w ]+?) allergy\b", _allergy),
-    (rf"I (?:have|was diagnosed with|suffer from) (?P<value>{_alternatives(HEALTH_CONDITIONS)})\b", _health),
-    (rf"I am (?P<value>{_alternatives(HEALTH_ADJECTIVES)})\b", _health),
+    (rf"I (?:have|was diagnosed with|suffer from) (?P<value>{alternatives(HEALTH_CONDITIONS)})\b", _health),
+    (rf"I am (?P<value>{alternatives(HEALTH_ADJECTIVES)})\b", _health),
     (rf"I am (?:a |an )?(?:strict |strictly |fully |mostly |full )?(?P<value>{_DIETS})\b", _diet),
     (rf"I (?P<changed>became|went|turned|have become|have gone) (?:a |an )?(?P<value>{_DIETS})\b", _diet),
     (rf"I (?:follow|am on|eat|have|keep) an? (?P<value>{_DIETS}) diet\b", _diet),
-    (rf"I eat (?P<qualifier>only |mostly )?(?P<food>{_alternatives(DIET_FOODS)})\b", _diet_food),
-    (rf"I have {_COUNT} (?P<member>{_alternatives(FAMILY_MEMBERS)})\b(?: (?:named|called) (?P<name>\w+))?", _family),
+    (rf"I eat (?P<qualifier>only |mostly )?(?P<food>{alternatives(DIET_FOODS)})\b", _diet_food),
+    (rf"I have {_COUNT} (?P<member>{alternatives(FAMILY_MEMBERS)})\b(?: (?:named|called) (?P<name>\w+))?", _family),
     (
         rf"I (?:have|got|adopted|have adopted) {_COUNT} (?P<species>{_SPECIES})\b(?: (?:named|called) (?P<name>\w+))?",
         _pet,

@@ -9,10 +9,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Agent, DeletionReceipt, Episode, Memory
-from memoryapp.selectors.scoping import Principal, change_refusal, episode_visible, memory_changeable, memory_visible
-from memoryapp.services.actors import ActorRef
-from memoryapp.web.queries import receipts_visible
+from memoryapp.selectors.dashboard import receipts_visible
+from memoryapp.selectors.scoping import change_refusal, episode_visible, memory_changeable, memory_visible
 
 
 def principal_of(request) -> Principal:

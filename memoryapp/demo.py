@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from django.db import transaction
 from django.utils import timezone
 
-from memoryapp.models import Agent, Memory, Organization, User
-from memoryapp.services.actors import ActorRef
+from memoryapp.actors import ActorRef
+from memoryapp.models import Agent, Job, Organization, User
 from memoryapp.services.tenancy import agent_create, generate_password, user_create
 
 DEMO_ORGANIZATION = "Demo"
@@ -141,19 +141,16 @@ def _summaries_write(organization: Organization) -> None:
     from memoryapp.jobs import job_execute
     from memoryapp.services.jobs import job_create
 
-    job_execute(job_create(kind="summarize", organization=organization, params={"trigger": "demo"}))
+    job_execute(job_create(kind=Job.Kind.SUMMARIZE, organization=organization, params={"trigger": "demo"}))
 
 
 def _agent_reads_write(user: User, agents: list[Agent]) -> None:
-    from memoryapp.selectors.scoping import Principal
-    from memoryapp.selectors.search import SearchParams, search_memories
-    from memoryapp.services.access import access_record
+    from memoryapp.actors import Principal
+    from memoryapp.selectors.search import SearchParams
+    from memoryapp.services.reading import memories_recall
 
     by_name = {agent.name: agent for agent in agents}
     for name, question in AGENT_READS:
-        principal = Principal.for_agent(by_name[name])
-        result = search_memories(principal, user=user, params=SearchParams(query=question, k=3))
-        items: list[Memory] = [hit.item for hit in result.hits]
-        access_record(principal, items=items, query=question, endpoint="search", user_id=user.id)
+        memories_recall(Principal.for_agent(by_name[name]), user=user, params=SearchParams(query=question, k=3))
     # as the API's authentication would have: the agent keys page then agrees with the access log
     Agent.objects.filter(pk__in=[by_name[name].pk for name, _ in AGENT_READS]).update(last_used_at=timezone.now())

@@ -10,10 +10,12 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
+from memoryapp.actors import Principal
 from memoryapp.models import (
     AccessLog,
     Actor,
@@ -27,9 +29,12 @@ from memoryapp.models import (
     MemorySource,
     User,
 )
-from memoryapp.selectors.scoping import ALL_SCOPES, Principal, scoped_episodes, scoped_memories
+from memoryapp.selectors.scoping import ALL_SCOPES, scoped_episodes, scoped_memories
 from memoryapp.selectors.search import SearchParams, search_memories
-from memoryapp.services import govern
+from memoryapp.selectors.versions import memory_version_ids
+
+if TYPE_CHECKING:  # the plan is made by the service and only shown here
+    from memoryapp.services.govern import DeletionPlan
 
 # An end user's own memories (of every session too) plus those of the projects they belong to.
 MY_SCOPES = (Memory.Scope.USER, Memory.Scope.SESSION, Memory.Scope.PROJECT)
@@ -215,7 +220,7 @@ def event_rows(organization_id, events: Sequence[MemoryEvent]) -> list[EventRow]
 
 def _versions(principal: Principal, memory: Memory) -> list[Version]:
     """Every version of the fact (the supersedes chain), in world-time order, each with its events."""
-    chain = govern._versions({memory.pk})
+    chain = memory_version_ids({memory.pk})
     memories = list(_visible(principal).filter(pk__in=chain).order_by("valid_from", "recorded_at"))
     events = list(MemoryEvent.objects.filter(organization_id=principal.organization_id,
                                              memory_id__in=[m.pk for m in memories]).order_by("created_at"))
@@ -253,13 +258,13 @@ def memory_page(principal: Principal, memory: Memory) -> MemoryPage:
 
 @dataclass
 class DeletionPreview:
-    plan: govern.DeletionPlan
+    plan: DeletionPlan
     memories: list[Memory]  # what will be deleted, as the viewer may see it
     recomputed: list[Memory]
     episodes: list[Episode]
 
 
-def deletion_preview(principal: Principal, plan: govern.DeletionPlan) -> DeletionPreview:
+def deletion_preview(principal: Principal, plan: DeletionPlan) -> DeletionPreview:
     visible = _visible(principal)
     return DeletionPreview(
         plan=plan,
@@ -287,8 +292,8 @@ class SourcesOffer:
         return bool(self.messages) and not self.also_deleted and not self.also_rebuilt
 
 
-def sources_offer(principal: Principal, memory: Memory, plain: govern.DeletionPlan) -> SourcesOffer:
-    full = govern.plan_memory_deletion(memory, with_sources=True)
+def sources_offer(principal: Principal, plain: DeletionPlan, full: DeletionPlan) -> SourcesOffer:
+    """`plain` deletes the memory alone; `full` its messages as well (with_sources)."""
     visible = _visible(principal)
     return SourcesOffer(
         messages=list(scoped_episodes(principal).filter(pk__in=full.episodes - plain.episodes)

@@ -1,0 +1,224 @@
+"""The clause reader: a message cut into sentences and clauses, and each clause put into the normal form
+the rules are anchored on.
+
+Contractions are expanded; fillers ("btw", "hi,") and markers ("still", "now", "actually", "also") are
+taken out and remembered; "my sister is ..." becomes her "I am ..."; "I no longer eat meat" and "I
+stopped eating meat" become the statement that ended, "I started eating fish" the one that began.
+A clause knows words (lexicon) and times (timeparse), not facts: the rule table (rules) reads facts
+from it, and the general path (general) cuts messages with the same sentence splitter."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Self
+
+from .grammar import possessive
+from .lexicon import ABBREVIATIONS, GERUND_BASES, RELATIVES, alternatives, relative_key
+from .timeparse import TimeMatch, find_time
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences, keeping "Dr. Lee" and "St. Mary's" whole."""
+    sentences: list[str] = []
+    for piece in re.split(r"(?<=[.!?])\s+|\n+", text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower() if sentences else ""
+        if sentences and sentences[-1].endswith(".") and last_word in ABBREVIATIONS:
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+# Breaks before "and I ...", ", my sister ...", "; ...". The conjunction stays with its clause: "but I
+# eat fish" qualifies a diet where "I eat fish" alone would replace it.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*"
+    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus)\s+(?:i|my|i'm|i've)\b)"
+    r"|,\s*(?=(?:i|my|i'm|i've|and|but|so|also|btw)\b)",
+    re.I,
+)
+# "I live in Lisbon and work at Globex": the second clause borrows the "I".
+_SHARED_SUBJECT_BREAK = re.compile(r",?\s+and\s+(?=(?:work|live|love|like|enjoy|hate|have|eat|moved|started)\b)", re.I)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    clauses = []
+    for clause in _CLAUSE_BREAK.split(sentence):
+        if re.search(r"\bmy\b", clause, re.I):
+            clauses.append(clause)  # "my sister lives in Paris and works at ...": her "I", not the user's
+            continue
+        first, *rest = _SHARED_SUBJECT_BREAK.split(clause)
+        clauses += [first] + [f"I {part}" for part in rest]
+    return [clause.strip() for clause in clauses if clause.strip()]
+
+
+_CONTRACTIONS = [
+    (r"\bi'm\b|\bim\b", "I am"),
+    (r"\bi've\b", "I have"),
+    (r"\bi'll\b", "I will"),
+    (r"\bi'd\b", "I would"),
+    (r"\b(do|does|did|is|are|was|were|have|has|had|would|should|could)n't\b", r"\1 not"),
+    (r"\b(do|does|did)nt\b", r"\1 not"),
+    (r"\bcan'?t\b", "cannot"),
+    (r"\bwon'?t\b", "will not"),
+    (r"\bgonna\b", "going to"),
+    (r"\bwanna\b", "want to"),
+    (r"\bany more\b", "anymore"),
+]
+_FILLER = re.compile(
+    r"^(?:btw|by the way|oh|ok|okay|so|well|also|and|but|plus|hey|hi|hello|yeah|yes|yep|lol|haha|hmm|um|uh|fyi"
+    r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
+    r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
+    r"|though|while)\b[,!:.]?\s*",
+    re.I,
+)
+_CORRECTION = re.compile(r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+longer)\b[,:!]?\s*", re.I)
+_MEANT = re.compile(r"^i meant", re.I)
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey)\b", re.I)
+_MARKERS = {
+    "still": re.compile(r"\bstill\b", re.I),
+    "now": re.compile(r"\b(?:from now on|now|these days|nowadays)\b", re.I),
+    "adds_detail": re.compile(r"\b(?:also|too|as well)\b", re.I),
+    "correction": re.compile(r"\bactually\b", re.I),
+    "adverb": re.compile(r"\b(?:really|just|absolutely|definitely|totally|recently|currently|honestly)\b", re.I),
+}
+
+# "my sister is ...", "my sister Ana works ...", "my sister's dog is ..."
+_RELATIVE = re.compile(
+    # "Grandma turned 100", "Dad retired": a relative's word opening the clause with a capital is theirs.
+    rf"(?:my |(?=(?-i:[A-Z])))(?P<relative>{alternatives(RELATIVES)})"
+    r"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][a-z]+)))?"
+    r"(?= (?:no longer |never )?(?:is|has|does|was|\w+s|\w+ed)\b)) (?P<rest>.+)",
+    re.I,
+)
+
+
+@dataclass
+class Clause:
+    """One clause in a normal form the rules can be anchored on, with what its markers said."""
+
+    original: str  # contractions expanded, nothing removed: where time expressions are found
+    body: str  # fillers and markers taken out
+    occurred_at: datetime
+    subject: str
+    who: str  # how texts call the clause's subject ("Maria", "the user's sister")
+    greeting: bool = False
+    correction: bool = False
+    meant: bool = False
+    still: bool = False
+    now: bool = False
+    adds_detail: bool = False  # "also", "too", "but": qualifies what was said instead of replacing it
+    negated: bool = False
+    started: bool = False
+    relative_name: str = ""  # "my sister Ana is a doctor"
+    lead_time: datetime | None = None  # from a clause that was only a time: "In 2019, I moved ..."
+
+    @classmethod
+    def read(cls, text: str, occurred_at: datetime, subject: str, who: str, *, lead: Clause | None = None) -> Self:
+        original = _expand_contractions(text)
+        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject, who)
+        if lead:
+            clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
+            clause.lead_time = lead.time()
+        clause._strip_lead()
+        return clause
+
+    def time(self, *, prefer_future: bool = False) -> datetime | None:
+        found = self.time_match(prefer_future=prefer_future)
+        return found.when if found else self.lead_time
+
+    def time_match(self, *, prefer_future: bool = False) -> TimeMatch | None:
+        return find_time(self.original, self.occurred_at, prefer_future=prefer_future)
+
+    def _strip_lead(self) -> None:
+        """Drops "btw", "actually,", "Last year," and the like from the front, remembering them."""
+        self.greeting = self.greeting or bool(_GREETING.match(self.body))
+        self.adds_detail = self.adds_detail or bool(re.match(r"but\b", self.body, re.I))
+        while True:
+            before = self.body
+            if correction := _CORRECTION.match(self.body):
+                self.correction = True
+                self.meant = self.meant or bool(_MEANT.match(correction.group()))
+                self.body = self.body[correction.end() :]
+            self.body = _FILLER.sub("", self.body)
+            found = find_time(self.body, self.occurred_at)
+            if found and found.start == 0:
+                self.body = self.body[found.end :].lstrip(" ,")
+            if self.body == before:
+                return
+
+    def _take_markers(self) -> None:
+        for name, pattern in _MARKERS.items():
+            if pattern.search(self.body):
+                if name != "adverb":
+                    setattr(self, name, True)
+                self.body = _squeeze(pattern.sub(" ", self.body))
+
+    def _rewrite_negation(self) -> None:
+        """ "I'm not vegetarian anymore", "I no longer eat meat" -> the statement that ended."""
+        if re.search(r"\bno longer\b", self.body, re.I):
+            self.body = _squeeze(re.sub(r"\bno longer\b", " ", self.body, flags=re.I))
+            self.negated = True
+        elif re.search(r"\banymore\b", self.body, re.I):
+            body = re.sub(r"\banymore\b", " ", self.body, flags=re.I)
+            self.body = _squeeze(re.sub(r"\b(?:(?:do|does|did) not|not|never)\b", " ", body, count=1, flags=re.I))
+            self.negated = True
+
+    def _rewrite_relative(self) -> None:
+        """ "my sister is vegetarian" -> "I am vegetarian", about sam's sister."""
+        match = _RELATIVE.match(self.body)
+        if match:
+            self.subject = f"{self.subject}'s {relative_key(match['relative'])}"
+            self.who = f"{possessive(self.who)} {match['relative'].lower()}"
+            self.relative_name = match["name"] or ""
+            if match["possessive"]:
+                self.body = f"my {match['rest']}"
+            else:
+                negation, rest = re.match(r"((?:no longer |never )?)(.*)", match["rest"], re.I).groups()
+                self.body = f"I {negation}{_first_person_verb(rest)}"
+
+    def _rewrite_aspect(self) -> None:
+        """ "I stopped eating meat" ends a fact, "I started eating fish" changes one, "I have been
+        vegetarian since 2019" still holds."""
+        self.body = re.sub(r"^I have been (?!to\b)", "I am ", self.body, flags=re.I)
+        match = re.match(
+            r"I (?P<verb>stopped|quit|gave up|started|began) (?P<gerund>\w+ing)\b(?P<rest>.*)", self.body, re.I
+        )
+        if match and match["gerund"].lower() in GERUND_BASES:
+            self.body = f"I {GERUND_BASES[match['gerund'].lower()]}{match['rest']}"
+            if match["verb"].lower() in {"started", "began"}:
+                self.started = True
+            else:
+                self.negated = True
+
+
+def _expand_contractions(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    for pattern, replacement in _CONTRACTIONS:
+        text = re.sub(pattern, replacement, text, flags=re.I)
+    return _squeeze(text)
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _first_person_verb(rest: str) -> str:
+    verb, _, tail = rest.partition(" ")
+    lowered = verb.lower()
+    irregular = {"is": "am", "has": "have", "does": "do", "was": "was"}
+    if lowered in irregular:
+        verb = irregular[lowered]
+    elif lowered.endswith("ies"):
+        verb = lowered[:-3] + "y"
+    elif lowered.endswith(("ches", "shes", "sses", "xes", "oes")):
+        verb = lowered[:-2]
+    elif lowered.endswith("s") and not lowered.endswith("ss"):
+        verb = lowered[:-1]
+    return f"{verb} {tail}".strip()
+

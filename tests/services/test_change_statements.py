@@ -1,0 +1,110 @@
+"""Change statements in everyday words (issue 17): the statement that says a value changed is kept even
+when said as news ("got ... this weekend!!"), the old value it names is closed wherever it was kept,
+the new memory does not repeat the old value, and a relative named without "my" or a favourite of a
+kind stays in one slot. Sentences written for these tests, not taken from the evaluation corpus.
+Real model, real database."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memoryapp.actors import ActorRef
+from memoryapp.evaluation.write_corpus import mentions
+from memoryapp.models import Memory
+from memoryapp.selectors.scoping import valid_at
+from memoryapp.services.extract import general
+from memoryapp.services.extract.base import EpisodeInput
+from memoryapp.services.extract.rules import RulesExtractor
+from memoryapp.services.extraction import episodes_extract
+from tests.factories import make_user, say
+
+pytestmark = pytest.mark.django_db
+
+
+def tell(user, content, when, session):
+    episode = say(user, content, when=when, session=session)
+    return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+
+
+def current(user) -> list[str]:
+    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
+
+
+def said_then_changed(acme, before, after):
+    user = make_user(acme, "nell")
+    tell(user, before, "2025-02-01", "first")
+    tell(user, after, "2025-03-15", "later")
+    return current(user)
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), [
+    # the old value named by the change, in a slot the new statement does not fill
+    ("I share a flat with my boyfriend Tobias.", "Tobias and I broke up, so I'm looking for a new flatmate.",
+     ("Tobias",), ("flatmate",)),
+    ("My cousin Ines works at Siemens.", "Ines left Siemens and now works for a small bakery in Graz.",
+     ("Siemens",), ("bakery",)),
+    ("We have a tabby cat called Mango.", "Mango passed away last winter, we adopted a beagle named Otto.",
+     ("Mango",), ("Otto",)),
+    # the old value named beside the new one: closed, and the new memory does not repeat it
+    ("I live in Ghent.", "We traded Ghent for Utrecht in the autumn.", ("Ghent",), ("Utrecht",)),
+    ("I use an Android phone.", "I switched from Android to a Pixel-free life: an iPhone 15 now.", ("Android",),
+     ("iPhone",)),
+    ("I drink black coffee every morning.", "These days I drink green tea instead of black coffee.", ("coffee",),
+     ("tea",)),
+])
+def test_a_change_that_names_the_old_value_closes_it(acme, before, after, old, new):
+    texts = said_then_changed(acme, before, after)
+    assert any(mentions(text, new) for text in texts), texts
+    assert not any(mentions(text, old) for text in texts), texts
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), [
+    ("I wear a size 9 shoe.", "Went up to a size 10 after the pregnancy lol", ("9",), ("10",)),
+    ("I ride a Vespa to work.", "Sold the Vespa!! bought an e-bike this weekend", ("Vespa",), ("e-bike",)),
+    ("I'm 29.", "officially 30 today 🎂", ("29",), ("30",)),
+])
+def test_a_change_said_as_news_is_kept_and_replaces_the_old_value(acme, before, after, old, new):
+    texts = said_then_changed(acme, before, after)
+    assert any(mentions(text, new) for text in texts), texts
+    assert not any(mentions(text, old) for text in texts), texts
+
+
+def test_a_relative_named_without_my_is_the_same_person(acme):
+    texts = said_then_changed(acme, "My grandpa is 88.", "Grandpa turned 89 on Sunday!")
+    assert any(mentions(text, ("89",)) for text in texts), texts
+    assert not any(mentions(text, ("88",)) for text in texts), texts
+
+
+def test_a_new_favourite_replaces_the_old_one_and_leaves_other_likes(acme):
+    user = make_user(acme, "nell")
+    tell(user, "I love hiking. My favourite film is Alien.", "2025-02-01", "first")
+    tell(user, "My favourite film is Arrival now.", "2025-03-15", "later")
+    texts = current(user)
+    assert any(mentions(text, ("Arrival",)) for text in texts), texts
+    assert not any(mentions(text, ("Alien",)) for text in texts), texts
+    assert any(mentions(text, ("hiking",)) for text in texts), texts
+
+
+def test_ending_words_name_only_what_ended():
+    assert general.ended("I left Deloitte and joined a startup.") == ("Deloitte",)
+    assert general.ended("We swapped Leeds for York.") == ("Leeds",)
+    assert general.ended("I'm no longer allergic to penicillin!") == ("allergic penicillin",)
+    # nothing named (a bare noun would end whatever mentions it), or nothing ended
+    assert general.ended("I quit my job.") == ()
+    assert general.ended("I live in York and love it.") == ()
+    assert general.without_old("We swapped Leeds for York in May") == "We switched to York in May"
+
+
+def test_an_older_memory_from_untrusted_content_is_not_what_ends_a_users_fact(acme):
+    """A web page saying "I left Siemens" never ends what the user said."""
+    user = make_user(acme, "nell")
+    tell(user, "I work at Siemens.", "2025-02-01", "first")
+    episode = say(user, "I left Siemens and joined Bosch.", when="2025-03-15", session="later", source="web")
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+    assert any(mentions(text, ("Siemens",)) for text in current(user))
+
+
+def test_the_rules_read_a_capitalised_relative_word_as_that_relative():
+    found = RulesExtractor(general=False).extract(
+        [EpisodeInput("Grandpa turned 89 on Sunday!", datetime(2025, 3, 15, tzinfo=UTC))], subject="nell")
+    assert [(c.subject, c.attribute, c.value) for c in found] == [("nell's grandfather", "age", "89")]
