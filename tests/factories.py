@@ -49,6 +49,22 @@ def say(user, content: str, *, when: str | None = None, session: str = "", sourc
     return result.episodes[0] if result.episodes else None
 
 
+def tell(user, content: str, when: str, session: str):
+    """Say one message and extract it at once, as a worker would; returns the operations."""
+    from memoryapp.services.extraction import episodes_extract
+
+    episode = say(user, content, when=when, session=session)
+    return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+
+
+def current_texts(user) -> list[str]:
+    """The texts of the user's memories that hold now."""
+    from memoryapp.models import Memory
+    from memoryapp.selectors.scoping import valid_at
+
+    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
+
+
 def make_memory(user, text: str, *, embedding=None, **fields):
     """A memory written directly (no judge), for read-path tests; real embedding unless given."""
     from memoryapp import embeddings

@@ -4,31 +4,19 @@ person's slot. Sentences written for these tests, not taken from the corpus."""
 
 import pytest
 
-from memoryapp.actors import ActorRef
 from memoryapp.models import Memory
-from memoryapp.selectors.scoping import valid_at
-from memoryapp.services.extraction import episodes_extract
-from tests.factories import make_user, say
+from tests.factories import current_texts, make_user, tell
 
 pytestmark = pytest.mark.django_db
-
-
-def tell(user, content, when, session):
-    episode = say(user, content, when=when, session=session)
-    return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
-
-
-def current(user) -> list[str]:
-    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
 
 
 def test_a_replaced_employer_leaves_no_current_sentence_naming_it(acme):
     kim = make_user(acme, "kim")
     tell(kim, "I work at Siemens in the logistics department.", "2025-03-01", "march")
-    assert any("Siemens" in text for text in current(kim))
+    assert any("Siemens" in text for text in current_texts(kim))
     tell(kim, "I work at Bosch now.", "2025-04-10", "april")
 
-    texts = current(kim)
+    texts = current_texts(kim)
     assert any("Bosch" in text for text in texts), texts
     assert not any("Siemens" in text for text in texts), texts
     # The old sentence is history, not deleted: what held in March is still known.
@@ -40,7 +28,7 @@ def test_an_older_statement_never_ends_a_newer_sentence_beside_the_value(acme):
     tell(kim, "I work at Siemens in the logistics department.", "2025-05-01", "may")
     tell(kim, "I work at Bosch.", "2025-01-10", "january")  # imported late: it goes into the history
 
-    assert any("Siemens" in text for text in current(kim))
+    assert any("Siemens" in text for text in current_texts(kim))
 
 
 def test_mum_and_mom_are_one_person_whose_city_changes(acme):
@@ -48,6 +36,6 @@ def test_mum_and_mom_are_one_person_whose_city_changes(acme):
     tell(kim, "My mum lives in Leeds.", "2025-03-01", "march")
     tell(kim, "My mom lives in York now.", "2025-04-10", "april")
 
-    texts = current(kim)
+    texts = current_texts(kim)
     assert any("York" in text for text in texts), texts
     assert not any("Leeds" in text for text in texts), texts

@@ -10,31 +10,20 @@ import pytest
 
 from memoryapp.actors import ActorRef
 from memoryapp.evaluation.write_corpus import mentions
-from memoryapp.models import Memory
-from memoryapp.selectors.scoping import valid_at
 from memoryapp.services.extract import general
 from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extraction import episodes_extract
-from tests.factories import make_user, say
+from tests.factories import current_texts, make_user, say, tell
 
 pytestmark = pytest.mark.django_db
-
-
-def tell(user, content, when, session):
-    episode = say(user, content, when=when, session=session)
-    return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
-
-
-def current(user) -> list[str]:
-    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
 
 
 def said_then_changed(acme, before, after):
     user = make_user(acme, "nell")
     tell(user, before, "2025-02-01", "first")
     tell(user, after, "2025-03-15", "later")
-    return current(user)
+    return current_texts(user)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
@@ -79,7 +68,7 @@ def test_a_new_favourite_replaces_the_old_one_and_leaves_other_likes(acme):
     user = make_user(acme, "nell")
     tell(user, "I love hiking. My favourite film is Alien.", "2025-02-01", "first")
     tell(user, "My favourite film is Arrival now.", "2025-03-15", "later")
-    texts = current(user)
+    texts = current_texts(user)
     assert any(mentions(text, ("Arrival",)) for text in texts), texts
     assert not any(mentions(text, ("Alien",)) for text in texts), texts
     assert any(mentions(text, ("hiking",)) for text in texts), texts
@@ -101,7 +90,7 @@ def test_an_older_memory_from_untrusted_content_is_not_what_ends_a_users_fact(ac
     tell(user, "I work at Siemens.", "2025-02-01", "first")
     episode = say(user, "I left Siemens and joined Bosch.", when="2025-03-15", session="later", source="web")
     episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
-    assert any(mentions(text, ("Siemens",)) for text in current(user))
+    assert any(mentions(text, ("Siemens",)) for text in current_texts(user))
 
 
 def test_the_rules_read_a_capitalised_relative_word_as_that_relative():

@@ -15,17 +15,11 @@ from memoryapp.models import Episode, Memory, MemoryEvent
 from memoryapp.selectors.scoping import valid_at
 from memoryapp.services.apply import candidate_apply, draft_from_candidate
 from memoryapp.services.extract.base import Candidate
-from memoryapp.services.extraction import episodes_extract
-from tests.factories import at, make_user, say
+from tests.factories import at, make_user, tell
 
 pytestmark = pytest.mark.django_db
 ACTOR = ActorRef("agent", "import")
 VECTOR = np.ones(384, dtype=np.float32) / np.sqrt(384)
-
-
-def tell(user, content, when, session):
-    episode = say(user, content, when=when, session=session)
-    return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
 
 
 def city_as_of(user, when):
