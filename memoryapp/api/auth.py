@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from memoryapp.actors import Principal
 from memoryapp.models import Agent, User
+from memoryapp.services.tenancy import agent_mark_used
 
 
 class AgentKeyAuthentication(authentication.BaseAuthentication):
@@ -22,7 +22,7 @@ class AgentKeyAuthentication(authentication.BaseAuthentication):
         agent = Agent.objects.for_api_key(key.strip())
         if agent is None:
             raise exceptions.AuthenticationFailed("unknown or revoked agent key")
-        Agent.objects.filter(pk=agent.pk).update(last_used_at=timezone.now())
+        agent_mark_used(agent=agent)
         return agent, agent
 
     def authenticate_header(self, request):

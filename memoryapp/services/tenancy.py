@@ -141,6 +141,11 @@ def agent_set_active(*, agent: Agent, active: bool, principal: Principal | None 
                  data=_agent_data(agent))
 
 
+def agent_mark_used(*, agent: Agent) -> None:
+    """When the key was last presented, for the keys page; bookkeeping, not an audited change."""
+    Agent.objects.filter(pk=agent.pk).update(last_used_at=timezone.now())
+
+
 def generate_password() -> str:
     return secrets.token_urlsafe(12)
 
