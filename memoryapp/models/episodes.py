@@ -6,6 +6,7 @@ from django.db import models
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex
 
+from memoryapp.models.fulltext import ScopedSearchVector
 from memoryapp.models.tenancy import Agent, Organization, Project, User
 
 EMBEDDING_DIM = 384
@@ -61,7 +62,8 @@ class Episode(models.Model):
             # services.ingest looks a retried request up by its key.
             models.Index(fields=["organization", "user", "request_key"], name="episode_request_key",
                          condition=~models.Q(request_key="")),
-            GinIndex(fields=["search_vector"], name="episode_fulltext"),  # selectors.search full-text leg
+            # selectors.search full-text leg: words and the owner's lexeme (models.fulltext says why)
+            GinIndex(ScopedSearchVector("episode"), name="episode_fulltext_scoped"),
             # Only scopes above SEARCH_EXACT_MAX_ROWS walk it, but every message inserts into it: a
             # sparser graph than pgvector's default (m=16, ef_construction=64) cost 0.2 ms per insert
             # instead of 0.7 (exact fallback keeps k results; approximate recall is what it trades).

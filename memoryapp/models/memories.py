@@ -8,6 +8,7 @@ from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex
 
 from memoryapp.models.episodes import EMBEDDING_DIM, Episode
+from memoryapp.models.fulltext import ScopedSearchVector
 from memoryapp.models.tenancy import Agent, Organization, Project, User
 
 
@@ -118,7 +119,8 @@ class Memory(models.Model):
             # search with the default scopes read the whole organization.
             models.Index(fields=["organization", "scope", "status"], name="memory_org_scope_status"),
             models.Index(fields=["organization", "user", "subject", "attribute"], name="memory_slot"),
-            GinIndex(fields=["search_vector"], name="memory_fulltext"),  # selectors.search full-text leg
+            # selectors.search full-text leg: words and scope lexemes (models.fulltext says why)
+            GinIndex(ScopedSearchVector("memory"), name="memory_fulltext_scoped"),
             # Approximate leg of selectors.search, used only above the exact-search size threshold.
             HnswIndex(fields=["embedding"], name="memory_embedding_hnsw", opclasses=["halfvec_cosine_ops"]),
         ]

@@ -7,6 +7,7 @@ import functools
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -24,6 +25,8 @@ from psycopg import Pipeline
 from memoryapp import embeddings
 from memoryapp.actors import Principal
 from memoryapp.models import Episode, Memory, Project, User
+from memoryapp.models.fulltext import ScopedSearchVector, scope_lexeme
+from memoryapp.selectors import ranking
 from memoryapp.selectors.questions import NameNeutral, mentions, name_words, subject_names, third_person
 from memoryapp.selectors.ranking import (
     RRF_K,
@@ -103,6 +106,16 @@ class Legs:
 def query_terms(query: str, *, without: set[str] = frozenset()) -> list[str]:
     """The query's search words, less `without` (the user's name: every memory of theirs has it)."""
     return [term for term in re.findall(r"[a-z0-9]+", query.lower()) if term not in without][:MAX_QUERY_TERMS]
+
+
+@dataclass(frozen=True)
+class ScopeLexemes:
+    """The scope lexemes (models.fulltext) of every row a search may read, or more: the full-text index
+    is probed for each query word AND any of them. `member_of`: a user whose projects' lexemes join
+    `lexemes` (looked up in the same query)."""
+
+    lexemes: tuple[str, ...]
+    member_of: uuid.UUID | None = None
 
 
 def _any_term(terms: list[str]) -> SearchQuery:
@@ -221,17 +234,38 @@ def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int) -> li
     return sorted(((pk, 1 - float(distance)) for pk, distance in rows), key=lambda row: -row[1])
 
 
-def _lexical_indexed(queryset: QuerySet, terms: list[str], limit: int) -> tuple[str, list]:
-    """The full-text leg of a large scope: each term's rows come through the GIN index, and a common
-    term's stop at LEXICAL_ROWS_PER_TERM instead of reading every row of the table that has it."""
-    matches_term = Func(F("search_vector"), template="%(expressions)s @@ terms.tsq", output_field=BooleanField())
-    sql, params = _sql([queryset.filter(matches_term)], "id", "search_vector")
+def _scope_query(lexemes: ScopeLexemes) -> tuple[str, list]:
+    """The tsquery "any of the scope's lexemes" (SQL and parameters). NULL when there are none: then
+    nothing matches, as the scope holds nothing."""
+    members = Project.members.through._meta.db_table
+    return (
+        f"(SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(%s::text[] || ARRAY("
+        f"  SELECT '#p' || replace(project_id::text, '-', '') FROM {members} WHERE user_id = %s)) AS lexeme)"
+    ), [list(lexemes.lexemes), lexemes.member_of]
+
+
+def _lexical_indexed(
+    queryset: QuerySet, terms: list[str], limit: int, lexemes: ScopeLexemes | None = None
+) -> tuple[str, list]:
+    """The full-text leg through the GIN index: each term's rows of the scope, a common term's stopping
+    at LEXICAL_ROWS_PER_TERM. With `lexemes`, the index is probed for the term AND the scope's lexemes,
+    so only the scope's rows are fetched (at 100k memories a common word's probe fetched every user's
+    rows that have it). The scope's own filter still applies to every row; ts_rank reads search_vector,
+    which has no scope lexemes."""
+    indexed = ScopedSearchVector(queryset.model._meta.model_name)
+    matches_probe = Func(indexed, template="%(expressions)s @@ probes.probe", output_field=BooleanField())
+    sql, params = _sql([queryset.filter(matches_probe)], "id", "search_vector")
+    probes, probe_params = "probes AS (SELECT tsq, tsq AS probe FROM terms)", []
+    if lexemes is not None:
+        scope_sql, probe_params = _scope_query(lexemes)
+        probes = f"probes AS (SELECT terms.tsq, terms.tsq && {scope_sql} AS probe FROM terms)"
     query = (
-        f"WITH {_TERMS_CTE}, capped AS (SELECT found.id, found.search_vector, terms.tsq FROM terms "
+        f"WITH {_TERMS_CTE}, {probes}, "
+        "capped AS (SELECT found.id, found.search_vector, probes.tsq FROM probes "
         f"  CROSS JOIN LATERAL ({sql} LIMIT %s) AS found), "
         f"{_LEXICAL_CTES} SELECT id FROM lexical ORDER BY position"
     )
-    return query, [terms, *params, LEXICAL_ROWS_PER_TERM, limit]
+    return query, [terms, *probe_params, *params, LEXICAL_ROWS_PER_TERM, limit]
 
 
 def _while_computing(query: tuple[str, list] | None, compute: Callable[[], np.ndarray]) -> tuple[list, np.ndarray]:
@@ -257,6 +291,7 @@ def candidate_legs(
     *,
     parts: list[QuerySet] | None = None,
     scope_key: tuple | None = None,
+    lexemes: ScopeLexemes | None = None,
 ) -> Legs:
     """Up to `limit` candidates per leg; the dense leg never has fewer than `limit` when the scope holds
     that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are read exactly;
@@ -264,14 +299,19 @@ def candidate_legs(
 
     `embed`: gives the query's vector, computed while the full-text leg runs. `parts`: the same rows as
     `queryset`, as disjoint querysets (scoping.scoped_memory_parts), which exact passes read one by one.
-    `scope_key`: names the scope, so that its size estimate is reused for a while (_scope_rows)."""
+    `scope_key`: names the scope, so that its size estimate is reused for a while (_scope_rows).
+    `lexemes`: the scope's lexemes in the full-text index; with them the word leg reads the index at
+    any scope size, without them only above the threshold (a common word would bring every user's rows)."""
     if queryset.query.is_empty():  # no scope asked for
         return Legs(dense=[], lexical=[], vector=embed())
     parts = parts if parts is not None else [queryset]
     exact = _scope_rows(queryset, scope_key) <= settings.SEARCH_EXACT_MAX_ROWS
     lexical_query = None
     if terms:
-        lexical_query = _lexical_scan(parts, terms, limit) if exact else _lexical_indexed(queryset, terms, limit)
+        if exact and lexemes is None:
+            lexical_query = _lexical_scan(parts, terms, limit)
+        else:
+            lexical_query = _lexical_indexed(queryset, terms, limit, lexemes)
     rows, vector = _while_computing(lexical_query, embed)
     lexical = [row[0] for row in rows]
     if exact:
@@ -334,17 +374,18 @@ def _search(
     order_by_fusion: bool = False,
     parts: list[QuerySet] | None = None,
     scope_key: tuple | None = None,
+    lexemes: ScopeLexemes | None = None,
 ) -> SearchResult:
     """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
-    recency and importance (None: no importance). `parts` and `scope_key`: as in candidate_legs. `order_by_fusion`:
-    rank by the fusion of the two legs (episodes), not by score (memories). `lexical_weight`: the word
-    leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates per leg (at least 4k and
-    SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with more candidates
-    (_with_neighbours)."""
+    recency and importance (None: no importance). `parts`, `scope_key` and `lexemes`: as in candidate_legs.
+    `order_by_fusion`: rank by the fusion of the two legs (episodes), not by score (memories).
+    `lexical_weight`: the word leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates
+    per leg (at least 4k and SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with
+    more candidates (_with_neighbours)."""
     pool = max(pool or 0, params.k * 4, settings.SEARCH_CANDIDATES)
     legs = candidate_legs(
         queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts,
-        scope_key=scope_key,
+        scope_key=scope_key, lexemes=lexemes,
     )
     vector = legs.vector
     fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k, weights=(1.0, lexical_weight))
@@ -451,6 +492,25 @@ def _scope_key(kind: str, principal: Principal, user: User | None, *rest) -> tup
     return (kind, principal.organization_id, reader, user and user.pk, *rest)
 
 
+def _memory_lexemes(principal: Principal, *, user: User | None, params: SearchParams) -> ScopeLexemes | None:
+    """The lexemes of every memory scoping.scoped_memory_parts may give for this question (a superset of
+    its parts; None across users, where the index cannot narrow the scope to a few lexemes)."""
+    if user is None:
+        return None
+    scopes = set(params.scopes)
+    lexemes, member_of = [], None
+    if scopes & {"user", "session"}:
+        lexemes.append(scope_lexeme("u", user.pk))
+    if "project" in scopes:
+        if params.project is not None:
+            lexemes.append(scope_lexeme("p", params.project.pk))
+        else:  # the projects the user works in
+            member_of = user.pk
+    if "org" in scopes:
+        lexemes.append(scope_lexeme("o", principal.organization_id))
+    return ScopeLexemes(lexemes=tuple(lexemes), member_of=member_of)
+
+
 def memory_parts_for_question(
     principal: Principal, *, user: User | None, params: SearchParams
 ) -> list[QuerySet[Memory]]:
@@ -478,9 +538,10 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
         scope_key=_scope_key(
             "memories", principal, user, tuple(params.scopes), params.session, params.project and params.project.pk
         ),
+        lexemes=_memory_lexemes(principal, user=user, params=params),
         last_used="last_accessed_at",
         importance="importance",
-        default_weights=Weights(*settings.SEARCH_WEIGHTS),
+        default_weights=ranking.default_weights(),
     )
 
 
@@ -518,9 +579,11 @@ def search_episodes(
         _question(params.query, user, first_person=False),
         started,
         scope_key=_scope_key("episodes", principal, user, params.session),
+        # every episode of the user carries their lexeme; across users the index cannot narrow the scope
+        lexemes=None if user is None else ScopeLexemes(lexemes=(scope_lexeme("u", user.pk),)),
         last_used="occurred_at",
         importance=None,
-        default_weights=Weights(relevance=1.0, recency=0.0, importance=0.0),
+        default_weights=ranking.EPISODE_WEIGHTS,
         rrf_k=rrf_k,
         lexical_weight=lexical_weight,
         pool=pool,

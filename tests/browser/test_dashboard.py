@@ -123,14 +123,14 @@ def test_admin_runs_a_job_and_watches_its_progress(page, screenshot, demo, monke
         return Job.objects.create(kind=kind, organization=organization, status=Job.Status.RUNNING,
                                   started_at=timezone.now(), progress=0.35, progress_message="7 of 20 users")
 
-    monkeypatch.setattr("memoryapp.jobs.run_job_now", run_job_now)
+    monkeypatch.setattr("memoryapp.web.admin_views.run_job_now", run_job_now)
     log_in(page, "admin")
     page.click("nav >> text=Jobs")
     page.locator(".job-kind", has_text="Summarize").locator("text=Run now").click()
     panel = page.locator("#jobs-panel")
     expect(panel).to_have_attribute("hx-trigger", "every 2s")
     expect(panel.locator("tbody")).to_contain_text("7 of 20 users")
-    expect(page.locator("#messages")).to_contain_text("summarize job queued")
+    expect(page.locator("#messages")).to_contain_text("Summarize job queued")
     screenshot("14-admin-jobs-running")
     Job.objects.update(status=Job.Status.SUCCEEDED, progress=1.0, finished_at=timezone.now(),
                        progress_message="done", result={"users": 2, "created": 0, "rebuilt": 1})

@@ -14,7 +14,7 @@ from memoryapp.models import AccessLog, Memory, Project
 from memoryapp.selectors.context import context_assemble, count_tokens
 from memoryapp.selectors.ranking import Weights
 from memoryapp.selectors.scoping import ALL_SCOPES, scoped_episodes, scoped_memories, scoped_memory_parts, valid_at
-from memoryapp.selectors.search import SearchParams, search_episodes, search_memories
+from memoryapp.selectors.search import SearchParams, SearchResult, search_episodes, search_memories
 from tests.factories import at, make_agent, make_memory, say
 
 pytestmark = pytest.mark.django_db
@@ -447,3 +447,144 @@ def test_a_common_word_no_longer_brings_every_row_into_the_word_ranking(alice, m
 
     ranked = next(node for node in nodes(plan[0]["Plan"]) if node.get("Subplan Name") == "CTE hits")
     assert ranked["Actual Rows"] <= 21  # 20 for "likes", 1 for "quokkas" (81 rows say "likes")
+
+
+
+# --- the full-text index holds each row's scope lexeme (models.fulltext) ---------------------------------
+
+
+def _plan_nodes(node):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def _rows_read(query: str, params: list) -> int:
+    """The most rows any scan of memories or episodes in the query's plan read in one loop (returned or
+    filtered out; the word leg probes the index once per query word)."""
+    import json
+
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memoryapp_memory")  # the planner sees the tables as they are now
+        cursor.execute("ANALYZE memoryapp_episode")
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    scans = [
+        node for node in _plan_nodes(plan[0]["Plan"])
+        if node.get("Relation Name") in ("memoryapp_memory", "memoryapp_episode")
+        or node.get("Index Name", "").startswith(("memory", "episode"))
+    ]
+    return max(
+        node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
+        + node.get("Rows Removed by Index Recheck", 0)
+        for node in scans
+    )
+
+
+def _word_leg(monkeypatch, search, user, query: str):
+    """The search's result, and its word leg's query (SQL and parameters)."""
+    from memoryapp.selectors import search as module
+
+    legs = []
+    computing = module._while_computing
+    monkeypatch.setattr(module, "_while_computing", lambda leg, compute: legs.append(leg) or computing(leg, compute))
+    result = search(Principal.for_user(user), user=user, params=SearchParams(query=query, k=50, min_score=0.0))
+    return result, legs[0]
+
+
+@pytest.fixture
+def likes(alice, bob):
+    """Bob's 600 memories and 600 episodes say "like(s)", as alice's 40 of each do."""
+    from memoryapp.models import Episode
+
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    for user, n in ((bob, 600), (alice, 40)):
+        Memory.objects.bulk_create(
+            [Memory(organization=user.organization, user=user, text=f"{user.username} likes item {i}.",
+                    embedding=vector) for i in range(n)])
+        Episode.objects.bulk_create(
+            [Episode(organization=user.organization, user=user, content=f"I really like item {i}.", source="user",
+                     trust="trusted", embedding=vector) for i in range(n)])
+    make_memory(alice, "Alice likes quokkas.", embedding=vector)
+    say(alice, "I like quokkas a lot.")
+    return vector
+
+
+@pytest.mark.parametrize("exact_limit", [EXACT, APPROXIMATE])
+@pytest.mark.parametrize("search", [search_memories, search_episodes])
+def test_other_users_rows_with_a_common_word_are_never_read(alice, likes, monkeypatch, settings, exact_limit, search):
+    """The word leg of alice's search probes the full-text index for each word AND her scope's lexemes:
+    bob's rows with "like" are not even read. Before, the index gave every row of the table that has the
+    word and the scope filter threw bob's away (at 100k memories, most of the word leg's time). The
+    scope filter still applies, and her rare word still ranks first."""
+    settings.SEARCH_EXACT_MAX_ROWS = exact_limit
+    result, leg = _word_leg(monkeypatch, search, alice, "who likes quokkas")
+
+    assert owners(result) == {alice.id}
+    assert next(hit for hit in result.hits if "quokkas" in texts(SearchResult([hit], False, 0))[0]).components[
+        "lexical_rank"] == 1
+    assert _rows_read(*leg) <= 41  # alice's rows with a query word, and no more
+
+
+@pytest.mark.parametrize("search", [search_memories, search_episodes])
+def test_scope_lexemes_match_no_query_word_and_never_show(alice, likes, monkeypatch, search):
+    """A query made of a scope lexeme's letters finds nothing by words; no result, component or stored
+    search_vector carries a lexeme; and the word ranking is the same with or without them (ts_rank
+    reads search_vector, which has none)."""
+    from memoryapp.models import Episode
+    from memoryapp.models.fulltext import scope_lexeme
+    from memoryapp.selectors import search as module
+
+    from django.db import connection
+
+    lexeme = scope_lexeme("u", alice.id)
+    _, leg = _word_leg(monkeypatch, search, alice, f"{lexeme} {lexeme[1:]} {alice.id}")
+    with connection.cursor() as cursor:
+        cursor.execute(*leg)
+        assert cursor.fetchall() == []
+    result, _ = _word_leg(monkeypatch, search, alice, "who likes quokkas")
+    assert len(result.hits) == 41
+    assert "#" not in str([(hit.item.__dict__, hit.components) for hit in result.hits])
+    for model in (Memory, Episode):
+        assert not any("#" in str(vector) for vector in model.objects.values_list("search_vector", flat=True))
+
+    principal = Principal.for_user(alice)
+    params = SearchParams(query="who likes quokkas", min_score=0.0)
+    if search is search_memories:
+        scope = module.memories_of_parts(module.memory_parts_for_question(principal, user=alice, params=params))
+        lexemes = module._memory_lexemes(principal, user=alice, params=params)
+    else:
+        scope = scoped_episodes(principal, user=alice)
+        lexemes = module.ScopeLexemes(lexemes=(lexeme,))
+    with connection.cursor() as cursor:
+        ranked = {}
+        for key in (lexemes, None):
+            cursor.execute(*module._lexical_indexed(scope, ["likes", "quokkas"], 100, key))
+            ranked[key] = [row[0] for row in cursor.fetchall()]
+    assert len(ranked[None]) == 41 and ranked[lexemes] == ranked[None]
+
+
+def test_project_and_org_memories_are_found_by_their_words(alice, bob, charlie):
+    """The word leg's probe carries the lexemes of every scope the search reads: alice's own, her
+    projects' (looked up in the same query), and the organization's org-wide memories."""
+    vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    ours, theirs = Project.objects.create(organization=alice.organization, name="ours"), Project.objects.create(
+        organization=alice.organization, name="theirs")
+    ours.members.add(alice)
+    theirs.members.add(bob)
+    for project, text in ((ours, "The ours project ships quokka badges."), (theirs, "Theirs ships quokka mugs.")):
+        Memory.objects.create(organization=alice.organization, user=bob, project=project, scope="project",
+                              text=text, embedding=vector)
+    Memory.objects.create(organization=alice.organization, scope="org", text="Quokka day is a holiday.",
+                          embedding=vector)
+    Memory.objects.create(organization=charlie.organization, scope="org", text="Quokka day elsewhere.",
+                          embedding=vector)
+    result = search_memories(
+        Principal.for_user(alice), user=alice, params=SearchParams(query="quokka", k=10, min_score=0.0)
+    )
+    found = {hit.item.text: hit.components["lexical_rank"] for hit in result.hits}
+    assert set(found) == {"The ours project ships quokka badges.", "Quokka day is a holiday."}
+    assert None not in found.values()
