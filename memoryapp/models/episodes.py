@@ -58,7 +58,16 @@ class Episode(models.Model):
     class Meta:
         ordering = ["occurred_at", "received_at"]
         indexes = [
-            models.Index(fields=["organization", "user", "occurred_at"], name="episode_owner_time"),
+            # A user's exact episode search (selectors.search._dense_scan) reads this index alone, as
+            # memory_owner_search does for memories: it holds every column scoping.scoped_episodes and
+            # the question's times filter on, and the vector (10k episodes at 300k: a visit to the heap
+            # per row otherwise). In time order per owner: _with_neighbours probes it for a turn's
+            # neighbours. It costs a second copy of each vector on every insert.
+            models.Index(
+                fields=["organization", "user", "occurred_at"],
+                include=["id", "project", "session", "received_at", "embedding"],
+                name="episode_owner_search",
+            ),
             # services.ingest looks a retried request up by its key.
             models.Index(fields=["organization", "user", "request_key"], name="episode_request_key",
                          condition=~models.Q(request_key="")),

@@ -41,8 +41,10 @@ def user_create(
     password: str | None = None,
     email: str = "",
     is_org_admin: bool = False,
+    actor: ActorRef = SYSTEM,
 ) -> User:
-    """A user of the organization; without a password the account cannot log in until invited."""
+    """A user of the organization; without a password the account cannot log in until invited.
+    `actor`: the agent that named the user first, or the operator (commands, the demo seed)."""
     user = User(
         organization=organization,
         external_id=external_id,
@@ -55,6 +57,8 @@ def user_create(
     else:
         user.set_unusable_password()
     user.save()
+    event_record(organization_id=organization.id, op=MemoryEvent.Op.ADD, actor=actor, user_id=user.id,
+                 reason="admin account created" if is_org_admin else "user created")
     return user
 
 
@@ -67,14 +71,14 @@ def _placeholder_username(organization: Organization, external_id: str) -> str:
     return f"{name[:120]}.{hashlib.sha256(external_id.encode()).hexdigest()[:24]}"
 
 
-def user_get_or_create_for_agent(*, organization: Organization, external_id: str) -> User:
+def user_get_or_create_for_agent(*, organization: Organization, external_id: str, actor: ActorRef = SYSTEM) -> User:
     """Agents may name end users who have no login yet: create them inside the agent's organization."""
     user = User.objects.filter(organization=organization, external_id=external_id).first()
     if user is not None:
         return user
     try:
         with transaction.atomic():  # a savepoint: a concurrent request may create the same user first
-            return user_create(organization=organization, external_id=external_id)
+            return user_create(organization=organization, external_id=external_id, actor=actor)
     except IntegrityError:
         return User.objects.get(organization=organization, external_id=external_id)
 
@@ -163,7 +167,8 @@ def user_for_write(principal, external_id: str) -> User:
         agent = principal.agent
         if agent is None or agent.allowed_users.exists():
             raise
-        return user_get_or_create_for_agent(organization=agent.organization, external_id=external_id)
+        return user_get_or_create_for_agent(organization=agent.organization, external_id=external_id,
+                                            actor=ActorRef.for_agent(agent))
 
 
 def project_for_write(principal, name: str, *, user: User) -> Project | None:
@@ -211,21 +216,28 @@ def user_invite(*, user: User, username: str, principal: Principal | None = None
     return password
 
 
-def user_display_name_set(*, user: User, display_name: str) -> None:
+@transaction.atomic
+def user_display_name_set(*, user: User, display_name: str, principal: Principal | None = None) -> None:
     """The name an admin gives the user for memory texts ("Maria lives in Madrid."), kept in
     AbstractUser's `first_name`; "" clears it. A name the user states themselves still wins
     (selectors.names.user_display_name). Only new memories use it: texts already written stay."""
+    actor = admin_actor(principal, organization_id=user.organization_id)
     name = redacted(" ".join(display_name.split()))[:150]  # stored text: a pasted secret never reaches it
     user.first_name = name
     user.save(update_fields=["first_name"])
+    event_record(organization_id=user.organization_id, op=MemoryEvent.Op.UPDATE, actor=actor, user_id=user.id,
+                 reason="display name set" if name else "display name cleared")
 
 
+@transaction.atomic
 def user_password_set(*, user: User, password: str) -> None:
     """The user's own password (validated by the caller's form); a one-time password is then spent.
     Sessions elsewhere end: they were opened with the old password."""
     user.set_password(password)
     user.must_change_password = False
     user.save(update_fields=["password", "must_change_password"])
+    event_record(organization_id=user.organization_id, op=MemoryEvent.Op.UPDATE, actor=ActorRef.for_user(user),
+                 user_id=user.id, reason="changed their password")
 
 
 def login_failures_forget(*, username: str, ip_address: str | None) -> None:

@@ -231,3 +231,20 @@ def test_only_an_admin_of_the_agents_organization_changes_its_key(acme, alice, g
     agent.refresh_from_db()
     assert agent.is_active and agent.revoked_at is None
     assert not MemoryEvent.objects.filter(data__agent=str(agent.pk), actor_type__in=["admin", "user", "agent"])
+
+
+def test_accounts_made_named_and_secured_are_in_the_operations_log(ada_client, acme, acme_admin):
+    from memoryapp.actors import Principal
+    from memoryapp.services.tenancy import user_display_name_set, user_for_write, user_password_set
+
+    agent, _ = make_agent(acme, "intake-bot")
+    newcomer = user_for_write(Principal.for_agent(agent), "newcomer")
+    user_display_name_set(user=newcomer, display_name="Nia", principal=Principal.for_user(acme_admin))
+    user_password_set(user=newcomer, password="a-new-long-passphrase")
+
+    page = ada_client.get("/admin/events/").content.decode()
+    for reason in ("user created", "display name set", "changed their password"):
+        assert reason in page, reason
+    created = MemoryEvent.objects.get(user_id=newcomer.id, reason="user created")
+    assert (created.actor_type, created.actor_id) == ("agent", str(agent.pk)), "the agent that named the user"
+    assert "a-new-long-passphrase" not in page
