@@ -253,7 +253,15 @@ def _lexical_indexed(
     rows that have it). The scope's own filter still applies to every row; ts_rank reads search_vector,
     which has no scope lexemes."""
     indexed = ScopedSearchVector(queryset.model._meta.model_name)
-    matches_probe = Func(indexed, template="%(expressions)s @@ probes.probe", output_field=BooleanField())
+    probe = "%(expressions)s @@ probes.probe"
+    if lexemes is not None:
+        # Stated twice, for the planner: it cannot see a probe computed in the query and assumes 0.5% of
+        # the table match it (1,500 rows of 300k), so it ANDed the probe with a bitmap of the owner's
+        # every row from their btree index (100k entries: ~6 ms per word). Twice, it multiplies the two
+        # estimates and trusts the probe alone; the index answers both at once. 100k memories: this
+        # leg 27 -> 10 ms p50, the same rankings.
+        probe = f"({probe} AND {probe})"
+    matches_probe = Func(indexed, template=probe, output_field=BooleanField())
     sql, params = _sql([queryset.filter(matches_probe)], "id", "search_vector")
     probes, probe_params = "probes AS (SELECT tsq, tsq AS probe FROM terms)", []
     if lexemes is not None:
