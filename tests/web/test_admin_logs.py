@@ -38,9 +38,10 @@ def test_the_operations_log_shows_whose_memory_changed_and_filters_by_user_and_a
     page = ada_client.get("/admin/events/").content.decode()
     assert "<th>About</th>" in page
     about_alice = ada_client.get("/admin/events/", {"user": "alice"}).content.decode()
-    assert "1 event, newest first" in about_alice and "<td>alice</td>" in about_alice
+    # her account's creation and her memory's
+    assert "2 events, newest first" in about_alice and "<td>alice</td>" in about_alice
     assert "<td>bob</td>" not in about_alice
     by_user_name = ada_client.get("/admin/events/", {"user": alice.username}).content.decode()
-    assert "1 event, newest first" in by_user_name
+    assert "2 events, newest first" in by_user_name
     by_time = ada_client.get("/admin/events/", {"user": "bob", "until": "2000-01-01"}).content.decode()
     assert "No operations match" in by_time
