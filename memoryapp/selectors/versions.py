@@ -6,7 +6,7 @@ from uuid import UUID
 
 from django.db.models import Q
 
-from memoryapp.models import Memory
+from memoryapp.models import Memory, MemoryEvent
 
 
 def memory_version_ids(memory_ids: set[UUID]) -> set[UUID]:
@@ -21,3 +21,11 @@ def memory_version_ids(memory_ids: set[UUID]) -> set[UUID]:
         found |= step
         frontier = step
     return found
+
+
+def memory_history(memory: Memory) -> tuple[list[Memory], list[MemoryEvent]]:
+    """Every version of the memory's fact, oldest recorded first, and what happened to them, oldest first."""
+    versions = list(Memory.objects.filter(pk__in=memory_version_ids({memory.pk})).select_related("user", "project")
+                    .order_by("recorded_at"))
+    events = list(MemoryEvent.objects.filter(memory_id__in=[v.pk for v in versions]).order_by("created_at"))
+    return versions, events

@@ -28,7 +28,7 @@ from memoryapp.selectors.scoping import (
     valid_at,
 )
 from memoryapp.selectors.search import SearchParams, SearchResult, search_episodes, search_memories
-from memoryapp.selectors.versions import memory_version_ids
+from memoryapp.selectors.versions import memory_history
 from memoryapp.services import govern
 from memoryapp.services.access import access_record
 
@@ -131,9 +131,7 @@ class MemoryRead:
 def memory_lookup(principal: Principal, *, memory_id: UUID | str, endpoint: str = "memories/{id}") -> MemoryRead:
     """One memory with its history; the versions are shown too, so they are logged with it."""
     memory = memory_visible(principal, memory_id)
-    versions = list(Memory.objects.filter(pk__in=memory_version_ids({memory.pk})).select_related("user", "project")
-                    .order_by("recorded_at"))
-    events = list(MemoryEvent.objects.filter(memory_id__in=[v.pk for v in versions]).order_by("created_at"))
+    versions, events = memory_history(memory)
     _looked_up(principal, versions, endpoint=endpoint, user=memory.user)
     return MemoryRead(memory=memory, versions=versions, events=events)
 
