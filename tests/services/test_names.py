@@ -123,3 +123,15 @@ def test_clearing_the_display_name_falls_back_to_a_readable_id_or_the_user(acme)
         assert user_display_name(user) == "Someone Else"
         user_display_name_set(user=user, display_name="")
     assert (user_display_name(riley), user_display_name(opaque)) == ("Riley", "the user")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("command, option", [("set_display_name", {"name": "Maria"}),
+                                             ("invite_user", {"username": "maria"})])
+def test_a_command_naming_an_unknown_user_or_organization_says_which(acme, command, option):
+    from django.core.management.base import CommandError
+
+    make_user(acme, "maria")
+    for org, user in (("Acme", "nobody"), ("Nowhere", "maria")):
+        with pytest.raises(CommandError, match=f"no user '{user}' in organization '{org}'"):
+            call_command(command, org=org, user=user, **option)

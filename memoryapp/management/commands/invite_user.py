@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memoryapp.models import Organization, User
+from memoryapp.management.arguments import named_user
 from memoryapp.services.tenancy import user_invite
 
 
@@ -13,10 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--username", required=True, help="the login name to give them")
 
     def handle(self, *args, org, user, username, **options):
-        organization = Organization.objects.filter(name=org).first()
-        target = User.objects.filter(organization=organization, external_id=user).first() if organization else None
-        if target is None:
-            raise CommandError(f"no user {user!r} in organization {org!r}")
+        target = named_user(org, user)
         try:
             password = user_invite(user=target, username=username)
         except ValueError as exc:

@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from memoryapp.models import Organization, User
+from memoryapp.management.arguments import named_user
 from memoryapp.services.tenancy import user_display_name_set
 
 
@@ -14,10 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help='the display name, or "" to clear it')
 
     def handle(self, *args, org, user, name, **options):
-        organization = Organization.objects.filter(name=org).first()
-        target = User.objects.filter(organization=organization, external_id=user).first() if organization else None
-        if target is None:
-            raise CommandError(f"no user {user!r} in organization {org!r}")
+        target = named_user(org, user)
         user_display_name_set(user=target, display_name=name)
         shown = target.first_name or "their id or \"the user\""
         self.stdout.write(f"new memories about {user} name them {shown}; memories already written keep their text")
