@@ -469,10 +469,17 @@ def _rows_from_the_fulltext_index(query: str, params: list) -> list[float]:
         cursor.execute("ANALYZE memoryapp_memory")  # the planner sees the tables as they are now
         cursor.execute("ANALYZE memoryapp_episode")
         # On tables this small the planner may as well walk the owner's btree entries; the question
-        # here is what the full-text index gives when it is used, as it is on large stores.
+        # here is what the full-text index gives when it is used, as it is on large stores. So, inside
+        # the test's transaction (rolled back), the other plain indexes go and table scans are off.
+        cursor.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid IN ('memoryapp_memory'::regclass, 'memoryapp_episode'::regclass) "
+            "AND c.relname NOT LIKE '%%fulltext%%' "
+            "AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conindid = i.indexrelid)"
+        )
+        for (index,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX "{index}"')
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("SET LOCAL enable_indexscan = off")
-        cursor.execute("SET LOCAL enable_indexonlyscan = off")
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", params)
         plan = cursor.fetchone()[0]
     plan = json.loads(plan) if isinstance(plan, str) else plan
