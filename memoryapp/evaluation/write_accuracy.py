@@ -21,6 +21,10 @@ Definitions:
   a current memory mentions before.must; *recognised* when the new value is current and the old
   is not (closed: superseded, invalidated or its validity ended). Also *new value written*: an
   active memory mentions after.must, current or not. change recognition = recognised / pairs.
+- A change must end the old value and nothing else, so the pair's user is not empty: before the
+  pair, DISTRACTORS fact messages of other families (a seeded draw per pair, none mentioning the
+  pair's values) are sent in session s0. *Unrelated facts closed*: those messages' facts current
+  after `before` and no longer current after `after` (collateral rate = closed / such facts).
 
 Per family (messages) and per way of saying the change (pairs), for one split. Examples of what
 went wrong are kept for the dev split only: the test split is never read while tuning.
@@ -28,6 +32,7 @@ went wrong are kept for the dev split only: the test split is never read while t
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -40,6 +45,7 @@ CHANGE_FROM = WRITTEN_AT
 CHANGE_AFTER_DAYS = 30
 EXTRACTORS = ("rules", "llm")
 EXAMPLES = 40  # per kind of failure, dev split only
+DISTRACTORS = 4  # other facts a change pair's user holds before the pair
 
 
 class ExtractorUnavailable(ValueError):
@@ -120,7 +126,8 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         writer = _Writer(organization, chosen)
         total, done = len(messages) + len(pairs), 0
         families: dict[str, Counter] = {}
-        examples: dict[str, list] = {"missed": [], "spurious": [], "unrecognised": []}
+        examples: dict[str, list] = {"missed": [], "spurious": [], "unrecognised": [], "collateral": []}
+        collateral = Counter()
         unmatched = 0
         for message in messages:
             user = writer.user()
@@ -146,11 +153,22 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             if progress:
                 progress(done, total)
         ways: dict[str, Counter] = {}
+        fact_messages = [m for m in messages if m.family != "none"]
         for pair in pairs:
             user = writer.user()
+            others = _distractors(pair, fact_messages)
+            for other in others:
+                writer.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
             writer.send(user, pair.before, CHANGE_FROM, "s1")
+            held = [f for m in others for f in m.facts if _mentioned(_current_texts(user), f.must)]
             writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
             current, active = _current_texts(user), _active_texts(user)
+            closed = [f for f in held if not _mentioned(current, f.must)]
+            collateral["held"] += len(held)
+            collateral["closed"] += len(closed)
+            if keep_examples and closed:
+                examples["collateral"].append({"id": pair.id, "after": pair.after,
+                                               "closed": [" ".join(f.must) for f in closed]})
             new_current = any(write_corpus.mentions(t, pair.after_must) for t in current)
             old_current = any(write_corpus.mentions(t, pair.before_must) for t in current)
             counts = ways.setdefault(pair.way, Counter())
@@ -168,7 +186,19 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
     finally:
         organization.delete()
     return _result(split=split, extractor=extractor, families=families, ways=ways, unmatched=unmatched,
+                   collateral=collateral,
                    examples={kind: found[:EXAMPLES] for kind, found in examples.items()} if keep_examples else {})
+
+
+def _distractors(pair, fact_messages: list) -> list:
+    """The other facts a pair's user already holds: messages of other families that name neither value."""
+    eligible = [m for m in fact_messages if m.family != pair.family
+                and not any(write_corpus.mentions(m.text, must) for must in (pair.before_must, pair.after_must))]
+    return random.Random(pair.id).sample(eligible, min(DISTRACTORS, len(eligible)))
+
+
+def _mentioned(texts: list[str], must) -> bool:
+    return any(write_corpus.mentions(t, must) for t in texts)
 
 
 def _message_row(name: str, counts: Counter) -> dict:
@@ -184,7 +214,7 @@ def _change_row(name: str, counts: Counter) -> dict:
             "old_current": counts["old_current"]}
 
 
-def _result(*, split, extractor, families, ways, unmatched, examples) -> dict:
+def _result(*, split, extractor, families, ways, unmatched, collateral, examples) -> dict:
     overall = sum(families.values(), Counter())
     none = families.get("none", Counter())
     changes = sum(ways.values(), Counter())
@@ -197,7 +227,9 @@ def _result(*, split, extractor, families, ways, unmatched, examples) -> dict:
         "unmatched_memories": unmatched,
         "changes": {**_change_row("all", changes),
                     "new_written_rate": _rate(changes["new_written"], changes["pairs"]),
-                    "old_current_rate": _rate(changes["old_current"], changes["pairs"])},
+                    "old_current_rate": _rate(changes["old_current"], changes["pairs"]),
+                    "unrelated_held": collateral["held"], "unrelated_closed": collateral["closed"],
+                    "unrelated_closed_rate": _rate(collateral["closed"], collateral["held"])},
         "families": [_message_row(name, families[name]) for name in sorted(families) if name != "none"],
         "ways": [_change_row(name, ways[name]) for name in sorted(ways)],
         "examples": examples,
@@ -217,6 +249,8 @@ def table(result: dict) -> str:
         f"  change recognised  {changes['recognised_rate']:6.1%}  ({changes['recognised']} of {changes['pairs']} "
         f"pairs; new value written {changes['new_written']}, current {changes['new_current']}; old value still "
         f"current {changes['old_current']})",
+        f"  unrelated closed   {changes['unrelated_closed_rate']:6.1%}  ({changes['unrelated_closed']} of "
+        f"{changes['unrelated_held']} facts the pairs' users held before)",
         f"  unmatched memories from fact messages: {result['unmatched_memories']} (informational)",
         "",
         f"{'family':18} {'messages':>8} {'facts':>6} {'missed':>7} {'rate':>6}",
@@ -231,5 +265,6 @@ def table(result: dict) -> str:
                      f"{row['new_written']:11d} {row['old_current']:11d}")
     lines.append(f"write_accuracy split={result['split']} extractor={result['extractor']} "
                  f"missed={result['missed_rate']:.3f} spurious={result['spurious_rate']:.3f} "
-                 f"changes_recognised={changes['recognised_rate']:.3f}")
+                 f"changes_recognised={changes['recognised_rate']:.3f} "
+                 f"unrelated_closed={changes['unrelated_closed_rate']:.3f}")
     return "\n".join(lines)

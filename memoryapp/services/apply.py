@@ -13,6 +13,7 @@ from uuid import UUID
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -445,8 +446,12 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         history=history, session=draft.session,
     )
     operations = decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
-    if candidate.ends and draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE:
+    users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
+    if candidate.ends and users_own:
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
+    if users_own and decision.op == Op.ADD and decision.until is None and candidate.relation in ("state", "change"):
+        related_close(draft=draft, changes=candidate.relation == "change", said_at=candidate.valid_from,
+                      new_id=operations[0].memory_id, actor=actor)
     return operations
 
 
@@ -485,6 +490,85 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
             memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
             event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
                          user_id=memory.user_id, reason=reason[:300])
+
+
+# A change closes the old value it replaces even when the two were kept in different slots, or in none:
+# the nearest of the subject's current memories that is about the same family of facts. The bar keeps a
+# change from ending a fact that only shares its family ("a second dog" is not said with a change word).
+RELATED_CHANGE_SIMILARITY = 0.3
+RELATED_CHANGE_CANDIDATES = 5
+# "I've never had a pet", "I don't have any allergies", "I don't really exercise": a statement that the
+# subject has none of a kind, which any later statement of that kind ends, said with a change word or not.
+_NONE_OF_A_KIND = (r"\m(never|no longer)\M"
+                   r"|\m(no|not|n't|dont|don't|doesn't|haven't|hasn't)\M.*\m(any|a|an|really|ever|at all)\M")
+_NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn't|aren't|can't|won't)\b|n't\b", re.I)
+_PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
+
+
+def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """The user said something new about a kind of fact the judge found no slot value of to replace:
+    "Can't believe my boy is 5 now" after "my son is 4", "I do IT support now" after "I'm a
+    photographer", "got a cat this weekend" after "I've never had a pet". The closest current memory
+    of the same fact family (services.extract.classifier, on both memories' texts) ends where the
+    statement begins: any such memory when the statement says a change (`changes`), else only a
+    statement that there is none of the kind. Same subject, or one of the user's people the new memory
+    names ("Eva just moved" after "my sister Eva lives in Madrid"). Only the user's own words get here."""
+    from memoryapp.services.extract import classifier
+
+    if draft.user is None or (not changes and _NEGATION.search(draft.text)):
+        return
+    said_now = [episode.id for episode in draft.sources]
+    current = (
+        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                              status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC, valid_from__lt=said_at)
+        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
+        .exclude(id=new_id).exclude(sources__in=said_now)
+    )
+    if not changes:
+        current = current.filter(text__iregex=_NONE_OF_A_KIND)
+    # A person the user told about before, named by the change: their closest memory is the one it changes.
+    people = Q()
+    for name in set(_PERSON_NAME.findall(draft.text)):
+        people |= Q(subject__startswith=f"{draft.subject}'s ", text__contains=f" {name}")
+    old = _nearest(current.filter(people), draft) if changes and people else None
+    if old is None:
+        nearest = _nearest(current.filter(subject=draft.subject), draft, RELATED_CHANGE_CANDIDATES)
+        if not nearest:
+            return
+        texts = [draft.text, *(memory.text for memory in nearest)]
+        vectors = np.vstack([np.asarray(draft.embedding, dtype=np.float32),
+                             *(np.asarray(memory.embedding, dtype=np.float32) for memory in nearest)])
+        new_family, *families = classifier.family(classifier.features(texts, vectors))
+        old = next((memory for memory, family in zip(nearest, families, strict=True) if family == new_family), None)
+        if old is None:
+            return
+    reason = "changed: the user said something new about it"
+    for memory in [old, *restatements(old, said_now)]:
+        memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+        event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                     user_id=memory.user_id, reason=reason)
+
+
+def _nearest(memories, draft: MemoryDraft, limit: int = 1):
+    found = list(memories.annotate(distance=CosineDistance("embedding", draft.embedding))
+                 .filter(distance__lte=1 - RELATED_CHANGE_SIMILARITY).order_by("distance")[:limit])
+    return found if limit > 1 else (found[0] if found else None)
+
+
+RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "Ana's cousin Lars lives in Oslo."
+
+
+def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
+    """What was written beside `old` from the same words and says nearly the same (the rules and the
+    general path both wrote it): it ends with it. Same subject, same source episodes."""
+    episodes = MemorySource.objects.filter(memory=old).values("episode_id")
+    return list(
+        Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
+                              subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
+        .exclude(id=old.id).exclude(sources__in=said_now)
+        .annotate(distance=CosineDistance("embedding", old.embedding))
+        .filter(distance__lte=RESTATEMENT_DISTANCE).defer("embedding").distinct()
+    )
 
 
 def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:

@@ -10,7 +10,7 @@ from memoryapp.evaluation import write_accuracy, write_corpus
 from memoryapp.jobs import job_execute
 from memoryapp.models import Job, Organization
 from memoryapp.services.jobs import job_create
-from tests.evaluation.corpus import fact, message, tiny_corpus, write
+from tests.evaluation.corpus import fact, message, pair, tiny_corpus, write
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +45,24 @@ def test_missed_spurious_and_changes_are_counted_as_defined(corpus):
     assert not Organization.objects.filter(name__startswith="eval-write-accuracy").exists(), "cleaned up"
 
 
+def test_a_pairs_user_holds_other_facts_and_those_a_change_ends_are_counted(tmp_path):
+    folder = write(tmp_path / "collateral", {
+        "messages-t.dev.jsonl": [message("t-m1", "employer", "I work at Initech.", [fact(["Initech"])]),
+                                 message("t-m2", "home", "I live in Oslo.", [fact(["Oslo"])])],
+        "changes-t.dev.jsonl": [pair("t-c1", "home", "moved", "I live in Lisbon.", ["Lisbon"],
+                                     "I moved to Berlin and I now work at Hooli.", ["Berlin"], "Where?")],
+    })
+    result = write_accuracy.run(split="dev", extractor="rules", corpus_dir=folder)
+
+    changes = result["changes"]
+    assert changes["recognised"] == 1
+    # The pair's user held the employer fact (a home message is of the pair's own family: never a
+    # distractor), and the after message ended it: that is what the figure counts.
+    assert (changes["unrelated_held"], changes["unrelated_closed"], changes["unrelated_closed_rate"]) == (1, 1, 1.0)
+    assert result["examples"]["collateral"] == [{"id": "t-c1", "after": "I moved to Berlin and I now work at Hooli.",
+                                                 "closed": ["Initech"]}]
+
+
 def test_the_test_split_is_measured_alone_and_keeps_no_examples(corpus):
     result = write_accuracy.run(split="test", extractor="rules", corpus_dir=corpus)
     assert (result["messages"], result["expected"], result["missed"]) == (1, 1, 0)
@@ -63,7 +81,7 @@ def test_the_command_stores_a_job_and_prints_the_table(corpus, monkeypatch):
     assert "change recognised   50.0%  (1 of 2 pairs" in printed and "old value still current 1" in printed
     assert "employer" in printed and "left_joined" in printed
     assert printed.strip().splitlines()[-1] == ("write_accuracy split=dev extractor=rules missed=0.333 "
-                                                "spurious=0.333 changes_recognised=0.500")
+                                                "spurious=0.333 changes_recognised=0.500 unrelated_closed=0.000")
     job = Job.objects.get(kind="evaluate_write_accuracy")
     assert job.status == Job.Status.SUCCEEDED and job.organization is None
     assert job.params == {"split": "dev", "extractor": "rules"} and job.result["missed"] == 1

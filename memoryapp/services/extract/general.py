@@ -165,7 +165,8 @@ _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", 
                    "forgot", "heard", "held", "knew", "paid", "sent", "set", "sat", "stood", "understood", "wore",
                    "used", "born", "raised"})
 _IRREGULAR_THIRD = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "'m": "is", "'ve": "has",
-                    "be": "is"}
+                    "be": "is", "don't": "doesn't", "dont": "doesn't", "haven't": "hasn't", "havent": "hasn't",
+                    "aren't": "isn't", "weren't": "wasn't"}
 _CONTRACTED = [
     (r"\b(?:i'm|im)\b", "I am"), (r"\bi've\b", "I have"), (r"\bi'll\b", "I will"), (r"\bi'd\b", "I would"),
     (r"\bwe're\b", "we are"), (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"), (r"\bive\b", "I have"),
@@ -210,7 +211,7 @@ def third_person(piece: str, who: str) -> str:
     whose = possessive(who)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
-    text = re.sub(rf"\bI((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
+    text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
     text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{whose} household{m[1]} {_agreeing(m[2])}", text, count=1, flags=re.I)
@@ -390,8 +391,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
         # another statement of the message says what holds now, even one the classifier alone would doubt:
         # the message as a whole was judged durable.
         rest = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
-                if (piece, kind) not in ending and margin > -CHANGE_MARGIN and not _ENDS_ONLY.search(piece)
-                and not _covered(piece, own, subject)]
+                if (piece, kind) not in ending and not _ENDS_ONLY.search(piece) and not _covered(piece, own, subject)
+                and margin > -(CHANGE_PIECE_MARGIN if _CHANGE_PIECE.search(piece) else CHANGE_MARGIN)]
         if rest:
             chosen = [(piece, ending[0][1]) for piece, _ in rest]
     taken = {c.attribute for c in own if c.attribute and c.subject == subject}
@@ -420,8 +421,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
         if attribute and single:
             filled.add((about, attribute))
         relation = "state"
-        if attribute and message_changes and (single or (_REPLACES.search(episode.content)
-                                                           and not _ADDS.search(episode.content))):
+        # A change of the user's or their people's (services.apply closes the old value, in its slot or not).
+        if about is not None and message_changes and (single or (_REPLACES.search(episode.content)
+                                                                  and not _ADDS.search(episode.content))):
             relation = "change"
         value = _value(text, who)
         if attribute in _NAME_TEXTS and about == subject:

@@ -1,0 +1,60 @@
+"""A change said in words no slot shares ends the old value all the same (services.apply.related_close):
+the closest current memory of the same fact family, of the same subject or of the person the change
+names; a statement that there is none of a kind ends when the kind appears; and nothing unrelated
+ends. Sentences written for these tests, not taken from the evaluation corpus. Real model, real
+database."""
+
+import pytest
+
+from memoryapp.evaluation.write_corpus import mentions
+from memoryapp.models import Memory
+from tests.factories import current_texts, make_user, tell
+
+pytestmark = pytest.mark.django_db
+
+
+def holds(texts: list[str], *words: str) -> bool:
+    return any(mentions(text, words) for text in texts)
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), [
+    # none of a kind, then one: no change word needed
+    ("I've never owned a bike.", "Bought a bike last weekend, a red Trek.", ("never", "bike"), ("Trek",)),
+    ("We've never had a garden.", "Our new place has a small garden with two apple trees.", ("never", "garden"),
+     ("apple",)),
+    # a change of one of the user's people, who is named by the change alone
+    ("My cousin Lars lives in Oslo.", "Lars just moved to Bergen for a teaching job.", ("Oslo",), ("Bergen",)),
+])
+def test_a_change_ends_the_old_value_kept_in_another_slot(acme, before, after, old, new):
+    user = make_user(acme, "oona")
+    tell(user, before, "2025-02-01", "first")
+    assert holds(current_texts(user), *old)
+
+    tell(user, after, "2025-03-15", "later")
+
+    now = current_texts(user)
+    assert holds(now, *new) and not holds(now, *old), now
+    closed = Memory.objects.filter(user=user, status=Memory.Status.SUPERSEDED, text__icontains=old[-1])
+    assert closed and {m.valid_to.date().isoformat() for m in closed} == {"2025-03-15"}, "held until the change"
+
+
+def test_a_change_ends_nothing_but_the_value_it_replaces(acme):
+    user = make_user(acme, "piet")
+    for number, text in enumerate(["We have a beagle named Pip.", "I play the cello in an amateur orchestra.",
+                                   "I'm allergic to penicillin.", "My sister Jo is a dentist in Cork."]):
+        tell(user, text, "2025-01-10", f"s{number}")
+    tell(user, "I work as a welder.", "2025-02-01", "first")
+
+    tell(user, "These days I teach welding at the technical college instead.", "2025-03-15", "later")
+    tell(user, "Started learning the piano too.", "2025-03-20", "later2")
+
+    now = current_texts(user)
+    for kept in (("Pip",), ("cello",), ("penicillin",), ("Jo", "dentist")):
+        assert holds(now, *kept), (kept, now)
+
+
+def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acme):
+    user = make_user(acme, "quill")
+    tell(user, "I don't watch football.", "2025-02-01", "first")
+    tell(user, "I watch a lot of tennis.", "2025-03-15", "later")
+    assert holds(current_texts(user), "football"), "not watching football says nothing against tennis"
