@@ -248,6 +248,10 @@ def memory_supersede(*, old: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory_close(memory=old, valid_to=draft.valid_from or timezone.now(), actor=actor, reason=reason)
     draft.valid_from = old.valid_to
     companions_close(old=old, actor=actor, reason=reason, said_now=draft.sources)
+    for memory in restatements(old, [episode.id for episode in draft.sources]):
+        memory_close(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
+        event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                     user_id=memory.user_id, reason=f"{reason}: it restated the old value"[:300])
     return memory_add(draft=draft, actor=actor, reason=reason, op=Op.SUPERSEDE, supersedes=old)
 
 
@@ -508,11 +512,12 @@ _PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
 def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
     """The user said something new about a kind of fact the judge found no slot value of to replace:
     "Can't believe my boy is 5 now" after "my son is 4", "I do IT support now" after "I'm a
-    photographer", "got a cat this weekend" after "I've never had a pet". The closest current memory
-    of the same fact family (services.extract.classifier, on both memories' texts) ends where the
-    statement begins: any such memory when the statement says a change (`changes`), else only a
-    statement that there is none of the kind. Same subject, or one of the user's people the new memory
-    names ("Eva just moved" after "my sister Eva lives in Madrid"). Only the user's own words get here."""
+    photographer", "got a cat this weekend" after "I've never had a pet". The value it replaces ends
+    where the statement begins: when it says a change (`changes`), the closest current memory of one of
+    the user's people it names ("tariq graduated", "mum retired"), else, for a statement about the
+    user kept in a slot, the closest of the same fact family (services.extract.classifier, on both
+    memories' texts); without a change word, only a statement that there is none of the kind. Only
+    the user's own words get here."""
     from memoryapp.services.extract import classifier
 
     if draft.user is None or (not changes and _NEGATION.search(draft.text)):
@@ -526,12 +531,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
     )
     if not changes:
         current = current.filter(text__iregex=_NONE_OF_A_KIND)
-    # A person the user told about before, named by the change: their closest memory is the one it changes.
-    people = Q()
-    for name in set(_PERSON_NAME.findall(draft.text)):
-        people |= Q(subject__startswith=f"{draft.subject}'s ", text__contains=f" {name}")
-    old = _nearest(current.filter(people), draft) if changes and people else None
-    if old is None:
+    old = _person_named(current, draft) if changes else None
+    if old is None and draft.attribute:  # a statement kept in no slot is about someone or something else
         nearest = _nearest(current.filter(subject=draft.subject), draft, RELATED_CHANGE_CANDIDATES)
         if not nearest:
             return
@@ -540,13 +541,59 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
                              *(np.asarray(memory.embedding, dtype=np.float32) for memory in nearest)])
         new_family, *families = classifier.family(classifier.features(texts, vectors))
         old = next((memory for memory, family in zip(nearest, families, strict=True) if family == new_family), None)
-        if old is None:
-            return
+    if old is None:
+        return
     reason = "changed: the user said something new about it"
-    for memory in [old, *restatements(old, said_now)]:
+    for memory in [old, *restatements(old, said_now), *_said_alike(old, draft.text, said_now)]:
         memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
         event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
                      user_id=memory.user_id, reason=reason)
+
+
+PEOPLE_LOOKED_AT = 200
+
+
+def _person_named(current, draft: MemoryDraft) -> Memory | None:
+    """The closest current memory of one of the user's people the new memory names, by name in any case
+    ("tariq graduated" after "my brother Tariq is a student") or by how the user calls them ("mum retired")."""
+    from memoryapp.services.extract.lexicon import RELATIVES, relative_key
+
+    said = set(_WORD.findall(draft.text.lower()))
+    kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
+    owner = draft.subject.split("'s ", 1)[0]
+    people = list(current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
+                  .order_by("-valid_from")[:PEOPLE_LOOKED_AT])
+    # Named in the user's own memories too ("I live with my husband Kwame": the user's home_life).
+    named = [memory for memory in people
+             if (memory.subject != owner and memory.subject.split("'s ", 1)[1] in kin)
+             or any(name.lower() in said for name in _PERSON_NAME.findall(memory.text)[1:])]
+    if not named:
+        return None
+    vector = np.asarray(draft.embedding, dtype=np.float32)
+    scored = [(float(np.dot(np.asarray(memory.embedding, dtype=np.float32), vector)), memory) for memory in named]
+    cosine, best = max(scored, key=lambda pair: pair[0])
+    return best if cosine >= RELATED_CHANGE_SIMILARITY else None
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
+    """The old value said again beside `old` in other words: memories of the same subject from the same
+    episodes that hold a name or number of `old` the new statement no longer says ("The user's son is 12
+    years old." beside "The user's son Leo is 12.", when "Leo turned 13")."""
+    said = set(_WORD.findall(new_text.lower()))
+    dropped = {word.lower() for word in _NAMING_WORD.findall(old.text)[1:]} - said
+    if not dropped:
+        return []
+    episodes = MemorySource.objects.filter(memory=old).values("episode_id")
+    beside = (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
+                                    subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
+              .exclude(id=old.id).exclude(sources__in=said_now).defer("embedding").distinct())
+    return [memory for memory in beside if dropped & set(_WORD.findall(memory.text.lower()))]
+
+
+_NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d[\w.,]*)")
 
 
 def _nearest(memories, draft: MemoryDraft, limit: int = 1):

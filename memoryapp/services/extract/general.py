@@ -159,10 +159,11 @@ _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "of
             "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
             "literally", "even", "already", "definitely", "rarely", "hardly", "barely", "mainly", "generally")
 _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", "met", "became", "began", "bought",
-                   "sold", "grew", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
+                   "threw", "knew", "grew", "drew", "flew", "blew", "withdrew",
+                   "sold", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
                    "gave", "broke", "split", "thought", "told", "said", "wrote", "won", "hit", "put", "let", "read",
-                   "spent", "taught", "caught", "brought", "fought", "flew", "swam", "sang", "rode", "chose", "fell",
-                   "forgot", "heard", "held", "knew", "paid", "sent", "set", "sat", "stood", "understood", "wore",
+                   "spent", "taught", "caught", "brought", "fought", "swam", "sang", "rode", "chose", "fell",
+                   "forgot", "heard", "held", "paid", "sent", "set", "sat", "stood", "understood", "wore",
                    "used", "born", "raised"})
 _IRREGULAR_THIRD = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "'m": "is", "'ve": "has",
                     "be": "is", "don't": "doesn't", "dont": "doesn't", "haven't": "hasn't", "havent": "hasn't",
@@ -266,16 +267,19 @@ def complete(
         return candidates
     texts = [piece for _, _, found in work for piece in found]
     x = classifier.features(texts, _vectors(work))
-    probability = np.where(classifier.not_a_statement(texts), 0.0, classifier.durable_probability(x))
+    probability = np.where(classifier.not_a_statement(texts), 0.0, classifier.durable_probability(x, texts))
     margin = probability - classifier.thresholds(x)  # at least 0: durable
     families = classifier.family(x)
-    # A message that says something changed is about one slot: its pieces ("I left Accenture",
-    # "joined Loopwise") take the family of the whole message, which a short piece alone often misses.
+    # A message that says something changed is about one slot: its pieces that say the change ("I left
+    # Accenture", "joined Loopwise") take the family of the whole message, which a short piece alone often
+    # misses; the others keep their own ("we threw him a party" after "my dad turned 70" is no age).
     at = 0
     for _, episode, found in work:
         if len(found) > 1 and _CHANGE.search(episode.content):
-            whole = x[at : at + len(found)].mean(axis=0, keepdims=True)
-            families[at : at + len(found)] = classifier.family(whole) * len(found)
+            whole = classifier.family(x[at : at + len(found)].mean(axis=0, keepdims=True))[0]
+            for offset, piece in enumerate(found):
+                if _CHANGE.search(piece):
+                    families[at + offset] = whole
         at += len(found)
     weights = classifier.weights()
     kept = list(candidates)
@@ -380,11 +384,15 @@ def _said(word: str, words: set[str]) -> bool:
 
 def _general(index, episode, found, margins, kinds, own, *, subject, who) -> list[Candidate]:
     message_changes = bool(_CHANGE.search(episode.content))
-    # Words that say a value was replaced make a statement more likely to be about the speaker's life.
-    bar = -CHANGE_MARGIN if _STRONG_CHANGE.search(episode.content) else 0.0
+    # Words that say a value was replaced make the statement that says them more likely to be about the
+    # speaker's life (not the rest of the message: "we threw him a party" after "my dad turned 70").
+    def bar(piece: str) -> float:
+        if _CHANGE_PIECE.search(piece):
+            return -CHANGE_PIECE_MARGIN
+        return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) else 0.0
+
     chosen = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
-              if margin >= (-CHANGE_PIECE_MARGIN if _CHANGE_PIECE.search(piece) else bar)
-              and not _covered(piece, own, subject)]
+              if margin >= bar(piece) and not _covered(piece, own, subject)]
     ending = [c for c in chosen if _ENDS_ONLY.search(c[0])]
     if message_changes and ending:
         # "I quit German, doing Mandarin now": the piece that only ends the old value is not written when
@@ -421,9 +429,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
         if attribute and single:
             filled.add((about, attribute))
         relation = "state"
-        # A change of the user's or their people's (services.apply closes the old value, in its slot or not).
-        if about is not None and message_changes and (single or (_REPLACES.search(episode.content)
-                                                                  and not _ADDS.search(episode.content))):
+        # A change (services.apply closes the old value, in its slot or not, or that of a person it names).
+        if message_changes and (single or about is None or (_REPLACES.search(episode.content)
+                                                             and not _ADDS.search(episode.content))):
             relation = "change"
         value = _value(text, who)
         if attribute in _NAME_TEXTS and about == subject:
