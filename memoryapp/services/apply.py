@@ -453,7 +453,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
     if candidate.ends and users_own:
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
-    if users_own and decision.op == Op.ADD and decision.until is None and candidate.relation in ("state", "change"):
+    # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
+    says = candidate.relation == "change" or (candidate.relation == "state" and candidate.cardinality == "multi")
+    if users_own and says and decision.op == Op.ADD and decision.until is None:
         related_close(draft=draft, changes=candidate.relation == "change", said_at=candidate.valid_from,
                       new_id=operations[0].memory_id, actor=actor)
     return operations
@@ -530,7 +532,11 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
         .exclude(id=new_id).exclude(sources__in=said_now)
     )
     if not changes:
-        current = current.filter(text__iregex=_NONE_OF_A_KIND)
+        # Most users have no such statement: a light look first (the whole query cost ingest a tenth).
+        negatives = list(current.filter(text__iregex=_NONE_OF_A_KIND).values_list("id", flat=True)[:50])
+        if not negatives:
+            return
+        current = current.filter(id__in=negatives)
     old = _person_named(current, draft) if changes else None
     if old is None and draft.attribute:  # a statement kept in no slot is about someone or something else
         nearest = _nearest(current.filter(subject=draft.subject), draft, RELATED_CHANGE_CANDIDATES)
@@ -561,18 +567,13 @@ def _person_named(current, draft: MemoryDraft) -> Memory | None:
     said = set(_WORD.findall(draft.text.lower()))
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
     owner = draft.subject.split("'s ", 1)[0]
-    people = list(current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
-                  .order_by("-valid_from")[:PEOPLE_LOOKED_AT])
+    people = (current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
+              .order_by("-valid_from").values_list("id", "subject", "text")[:PEOPLE_LOOKED_AT])
     # Named in the user's own memories too ("I live with my husband Kwame": the user's home_life).
-    named = [memory for memory in people
-             if (memory.subject != owner and memory.subject.split("'s ", 1)[1] in kin)
-             or any(name.lower() in said for name in _PERSON_NAME.findall(memory.text)[1:])]
-    if not named:
-        return None
-    vector = np.asarray(draft.embedding, dtype=np.float32)
-    scored = [(float(np.dot(np.asarray(memory.embedding, dtype=np.float32), vector)), memory) for memory in named]
-    cosine, best = max(scored, key=lambda pair: pair[0])
-    return best if cosine >= RELATED_CHANGE_SIMILARITY else None
+    named = [id for id, subject, text in people
+             if (subject != owner and subject.split("'s ", 1)[1] in kin)
+             or any(name.lower() in said for name in _PERSON_NAME.findall(text)[1:])]
+    return _nearest(current.filter(id__in=named), draft) if named else None
 
 
 _WORD = re.compile(r"[\w'-]+")

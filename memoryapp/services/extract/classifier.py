@@ -101,18 +101,28 @@ def terms(text: str) -> list[str]:
     return tokens + [f"{first} {second}" for first, second in zip(tokens, tokens[1:], strict=False)]
 
 
+def _word_weights(text: str, w: Weights) -> tuple[np.ndarray, np.ndarray]:
+    """(columns, values) of a piece's word vector: sublinear tf times idf, unit length, over the trained
+    vocabulary; unknown terms count for nothing."""
+    counts: dict[int, int] = {}
+    for term in terms(text):
+        column = w.word_index.get(term)
+        if column is not None:
+            counts[column] = counts.get(column, 0) + 1
+    columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
+    values = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float32, count=len(counts)))) * w.word_idf[columns]
+    norm = float(np.linalg.norm(values))
+    return columns, values / norm if norm else values
+
+
 def word_features(texts: list[str], w: Weights | None = None) -> np.ndarray:
-    """Sublinear tf times idf, unit length, over the trained vocabulary; unknown terms count for nothing."""
+    """The pieces' word vectors as dense rows (for checks; the classifier reads them sparse)."""
     w = w or weights()
     rows = np.zeros((len(texts), len(w.word_idf)), dtype=np.float32)
     for row, text in enumerate(texts):
-        for term in terms(text):
-            column = w.word_index.get(term)
-            if column is not None:
-                rows[row, column] += 1.0
-    rows = np.where(rows > 0, 1.0 + np.log(np.maximum(rows, 1.0)), 0.0) * w.word_idf
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.where(norms > 0, norms, 1.0)
+        columns, values = _word_weights(text, w)
+        rows[row, columns] = values
+    return rows
 
 
 @dataclass(frozen=True)
@@ -168,7 +178,9 @@ def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = Non
     """The mean of the vector leg's and the word leg's probabilities (`x`: features(texts, ...))."""
     w = w or weights()
     vector_leg = _sigmoid(x @ w.durable_coef + w.durable_intercept)
-    word_leg = _sigmoid(word_features(texts, w) @ w.word_coef + w.word_intercept)
+    word_logits = np.array([float(values @ w.word_coef[columns]) for columns, values in
+                            (_word_weights(text, w) for text in texts)], dtype=np.float32).reshape(len(texts))
+    word_leg = _sigmoid(word_logits + w.word_intercept)
     return (vector_leg + word_leg) / 2
 
 
