@@ -159,14 +159,21 @@ def test_shipped_weights_were_trained_on_the_current_dev_split():
         "`.venv/bin/python -m memoryapp.services.extract.train` and commit weights.npz")
 
 
-def test_training_reproduces_the_shipped_weights():
+def test_training_reproduces_the_shipped_weights(tmp_path):
     shipped = classifier.load()
-    retrained = train.train()
-    assert np.allclose(retrained["durable_coef"], shipped.durable_coef, atol=0.05)  # float noise of the encoder
-    assert float(retrained["durable_threshold"]) == pytest.approx(shipped.durable_threshold, abs=0.02)
-    assert tuple(retrained["families"]) == shipped.families
-    assert list(retrained["word_terms"]) == list(shipped.word_index), "the word leg's vocabulary is the dev split's"
-    assert np.allclose(retrained["word_coef"], shipped.word_coef, atol=1e-3)
+    np.savez_compressed(tmp_path / "retrained.npz", **train.train())
+    retrained = classifier.load(tmp_path / "retrained.npz")
+    assert retrained.durable_threshold == pytest.approx(shipped.durable_threshold, abs=0.02)
+    assert retrained.families == shipped.families
+    assert list(retrained.word_index) == list(shipped.word_index), "the word leg's vocabulary is the dev split's"
+    pieces = ["I'm allergic to peanuts", "my sister Ana is a vet", "what's the weather like?", "I'm so tired today",
+              "we moved to Leeds last year", "can you write me a poem"]
+    from memoryapp import embeddings
+
+    x = classifier.features(pieces, embeddings.encode(pieces))
+    # The same decisions, up to the float noise of the encoder.
+    assert np.allclose(classifier.durable_probability(x, pieces, retrained),
+                       classifier.durable_probability(x, pieces, shipped), atol=0.02)
 
 
 def test_the_word_leg_reads_a_piece_as_the_trained_vectorizer_does():

@@ -27,7 +27,7 @@ from . import classifier, general
 
 SPURIOUS_TARGET = 0.04  # out-of-fold share of `none` messages with a piece over the threshold
 VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
-C_DURABLE, C_WORDS, C_FAMILY, FOLDS, SEED = 1.0, 4.0, 4.0, 5, 17
+C_DURABLE, C_WORDS, C_FAMILY, FOLDS, SEED = 3.0, 4.0, 4.0, 5, 17
 
 
 def dev_hash(corpus_dir=None) -> str:
@@ -71,6 +71,7 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
 def train(corpus_dir=None) -> dict[str, np.ndarray]:
     from sklearn.feature_extraction.text import TfidfVectorizer  # training only: never imported at run time
     from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
 
     from memoryapp import embeddings
 
@@ -79,8 +80,10 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     y, groups = np.array(labels), np.array(groups)
     statements = ~classifier.not_a_statement(texts)  # the others are never memories: nothing to learn
 
-    def durable_model():
-        return LogisticRegression(C=C_DURABLE, max_iter=5000)  # unweighted: 80% vs 77% out-of-fold recall
+    def vector_model():
+        # An RBF support-vector machine keeps more fact pieces than a linear model on the same vectors (out
+        # of fold with the word leg: 87% against 84.5%); its margin becomes a probability by calibrate().
+        return SVC(C=C_DURABLE, kernel="rbf", gamma="scale")
 
     def word_model(on: np.ndarray):
         """The word leg fitted on the pieces `on`: (vectorizer, model)."""
@@ -95,14 +98,17 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     unique = np.unique(groups)
     fold_of = dict(zip(unique, rng.integers(0, FOLDS, len(unique)), strict=True))
     folds = np.array([fold_of[g] for g in groups])
-    oof = np.zeros(len(y))
+    margins, word_oof = np.zeros(len(y)), np.zeros(len(y))
     for fold in range(FOLDS):
         train_on = (folds != fold) & statements
-        model = durable_model().fit(x[train_on], y[train_on])
-        vectorizer, words = word_model(train_on)
         held_out = folds == fold
-        oof[held_out] = (model.predict_proba(x[held_out])[:, 1]
-                         + words.predict_proba(vectorizer.transform(texts_array[held_out]))[:, 1]) / 2
+        margins[held_out] = vector_model().fit(x[train_on], y[train_on]).decision_function(x[held_out])
+        vectorizer, words = word_model(train_on)
+        word_oof[held_out] = words.predict_proba(vectorizer.transform(texts_array[held_out]))[:, 1]
+    # Platt scaling of the out-of-fold margins: what a margin means as a probability.
+    calibration = LogisticRegression().fit(margins[statements].reshape(-1, 1), y[statements])
+    scale, shift = float(calibration.coef_[0][0]), float(calibration.intercept_[0])
+    oof = (1 / (1 + np.exp(-(scale * margins + shift))) + word_oof) / 2
     oof[~statements] = 0.0
     is_plain = classifier.plain(x[:, -len(classifier.cue_features([""])[0]):])
     threshold, plain_threshold = _thresholds(oof, y, groups, is_plain)
@@ -110,7 +116,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     veto = float(fact_scores[int(len(fact_scores) * VETO_FACT_LOSS)]) if len(fact_scores) else 0.05
     veto = min(veto, plain_threshold / 2)
 
-    durable = durable_model().fit(x[statements], y[statements])
+    vectors = vector_model().fit(x[statements], y[statements])
     vectorizer, words = word_model(statements)
     terms = vectorizer.get_feature_names_out()
     _check_word_features(vectorizer, terms, texts[:200])
@@ -123,8 +129,11 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
           f"{kept[y == 1].mean():.1%} of fact pieces kept, {_spurious(kept, groups):.1%} of none messages "
           f"spurious); veto below {veto:.3f}")
     return {
-        "durable_coef": durable.coef_[0].astype(np.float32),
-        "durable_intercept": np.float32(durable.intercept_[0]),
+        "support_vectors": vectors.support_vectors_.astype(np.float32),
+        "dual_coef": vectors.dual_coef_[0].astype(np.float32),
+        "vector_intercept": np.float32(vectors.intercept_[0]),
+        "gamma": np.float32(vectors._gamma),
+        "calibration": np.array([scale, shift], dtype=np.float32),
         "word_terms": np.array(terms, dtype=str),
         "word_idf": vectorizer.idf_.astype(np.float32),
         "word_coef": words.coef_[0].astype(np.float32),
@@ -143,7 +152,8 @@ def _check_word_features(vectorizer, terms, texts: list[str]) -> None:
     """The run-time word leg (classifier.word_features) must read pieces as the vectorizer does."""
     index = {str(term): column for column, term in enumerate(terms)}
     probe = classifier.Weights(
-        durable_coef=np.zeros(0), durable_intercept=0.0, word_index=index, word_idf=vectorizer.idf_.astype(np.float32),
+        support_vectors=np.zeros((0, 0)), dual_coef=np.zeros(0), vector_intercept=0.0, gamma=0.0,
+        calibration=np.zeros(2), word_index=index, word_idf=vectorizer.idf_.astype(np.float32),
         word_coef=np.zeros(len(terms)), word_intercept=0.0, durable_threshold=0.0, plain_threshold=0.0,
         veto_threshold=0.0, family_coef=np.zeros((0, 0)), family_intercept=np.zeros(0), families=(), dev_hash="")
     expected = vectorizer.transform(texts).toarray()
