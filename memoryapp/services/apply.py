@@ -227,6 +227,13 @@ def memory_close(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason:
     memory.save(update_fields=["status", "valid_to", "valid_to_recorded_at", "status_reason"])
 
 
+def memory_end(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason: str) -> None:
+    """A value ended by another memory than its successor in its slot: closed, with its own event."""
+    memory_close(memory=memory, valid_to=valid_to, actor=actor, reason=reason)
+    event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                 user_id=memory.user_id, reason=reason[:300])
+
+
 def memory_add_to_history(
     *, draft: MemoryDraft, within: Memory | None, until: Memory, actor: ActorRef, reason: str
 ) -> Memory:
@@ -249,9 +256,7 @@ def memory_supersede(*, old: Memory, draft: MemoryDraft, actor: ActorRef, reason
     draft.valid_from = old.valid_to
     companions_close(old=old, actor=actor, reason=reason, said_now=draft.sources)
     for memory in restatements(old, [episode.id for episode in draft.sources]):
-        memory_close(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
-        event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
-                     user_id=memory.user_id, reason=f"{reason}: it restated the old value"[:300])
+        memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
     return memory_add(draft=draft, actor=actor, reason=reason, op=Op.SUPERSEDE, supersedes=old)
 
 
@@ -280,10 +285,7 @@ def companions_close(*, old: Memory, actor: ActorRef, reason: str, said_now: Seq
               .defer("embedding").distinct())
     for memory in beside:
         if words <= set(_VALUE_WORD.findall(memory.text.lower())):
-            memory_close(memory=memory, valid_to=old.valid_to, actor=actor,
-                         reason=f"{reason} (said with the old value)")
-            event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
-                         user_id=memory.user_id, reason=f"{reason}: said with the old value {old.value!r}"[:300])
+            memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
 
 
 def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_siblings: bool = True) -> list[UUID]:
@@ -493,9 +495,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
                   if memory.subject == user_key or memory.subject.startswith(f"{user_key}'s ")]
         for memory in same or theirs:
             reason = f"{memory.attribute or 'statement'} ended: the user said {phrase!r} is over"
-            memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
-            event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
-                         user_id=memory.user_id, reason=reason[:300])
+            memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
 
 
 # A change closes the old value it replaces even when the two were kept in different slots, or in none:
@@ -551,9 +551,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
         return
     reason = "changed: the user said something new about it"
     for memory in [old, *restatements(old, said_now), *_said_alike(old, draft.text, said_now)]:
-        memory_close(memory=memory, valid_to=said_at, actor=actor, reason=reason)
-        event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
-                     user_id=memory.user_id, reason=reason)
+        memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
 
 
 PEOPLE_LOOKED_AT = 200
@@ -573,7 +571,8 @@ def _person_named(current, draft: MemoryDraft) -> Memory | None:
     named = [id for id, subject, text in people
              if (subject != owner and subject.split("'s ", 1)[1] in kin)
              or any(name.lower() in said for name in _PERSON_NAME.findall(text)[1:])]
-    return _nearest(current.filter(id__in=named), draft) if named else None
+    nearest = _nearest(current.filter(id__in=named), draft, 1) if named else []
+    return nearest[0] if nearest else None
 
 
 _WORD = re.compile(r"[\w'-]+")
@@ -587,20 +586,16 @@ def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
     dropped = {word.lower() for word in _NAMING_WORD.findall(old.text)[1:]} - said
     if not dropped:
         return []
-    episodes = MemorySource.objects.filter(memory=old).values("episode_id")
-    beside = (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
-                                    subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
-              .exclude(id=old.id).exclude(sources__in=said_now).defer("embedding").distinct())
+    beside = _written_beside(old, said_now).defer("embedding").distinct()
     return [memory for memory in beside if dropped & set(_WORD.findall(memory.text.lower()))]
 
 
 _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d[\w.,]*)")
 
 
-def _nearest(memories, draft: MemoryDraft, limit: int = 1):
-    found = list(memories.annotate(distance=CosineDistance("embedding", draft.embedding))
-                 .filter(distance__lte=1 - RELATED_CHANGE_SIMILARITY).order_by("distance")[:limit])
-    return found if limit > 1 else (found[0] if found else None)
+def _nearest(memories, draft: MemoryDraft, limit: int) -> list[Memory]:
+    return list(memories.annotate(distance=CosineDistance("embedding", draft.embedding))
+                .filter(distance__lte=1 - RELATED_CHANGE_SIMILARITY).order_by("distance")[:limit])
 
 
 RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "Ana's cousin Lars lives in Oslo."
@@ -609,14 +604,16 @@ RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "
 def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
     """What was written beside `old` from the same words and says nearly the same (the rules and the
     general path both wrote it): it ends with it. Same subject, same source episodes."""
+    return list(_written_beside(old, said_now).annotate(distance=CosineDistance("embedding", old.embedding))
+                .filter(distance__lte=RESTATEMENT_DISTANCE).defer("embedding").distinct())
+
+
+def _written_beside(old: Memory, said_now: Sequence):
+    """The active memories of `old`'s subject written from one of its episodes, not from `said_now`."""
     episodes = MemorySource.objects.filter(memory=old).values("episode_id")
-    return list(
-        Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
-                              subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
-        .exclude(id=old.id).exclude(sources__in=said_now)
-        .annotate(distance=CosineDistance("embedding", old.embedding))
-        .filter(distance__lte=RESTATEMENT_DISTANCE).defer("embedding").distinct()
-    )
+    return (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
+                                  subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
+            .exclude(id=old.id).exclude(sources__in=said_now))
 
 
 def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:
