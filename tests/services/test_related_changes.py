@@ -58,3 +58,18 @@ def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acm
     tell(user, "I don't watch football.", "2025-02-01", "first")
     tell(user, "I watch a lot of tennis.", "2025-03-15", "later")
     assert holds(current_texts(user), "football"), "not watching football says nothing against tennis"
+
+
+def test_changes_of_a_user_with_a_name_and_friends_leave_their_other_facts_alone(acme):
+    user = make_user(acme, "rook")
+    for number, text in enumerate(["I'm Marit.", "My friend Joost and I brew beer together on Saturdays.",
+                                   "Deep water scares me, I never learned to swim.", "I'm dyslexic, so short answers help."]):
+        tell(user, text, "2025-01-10", f"s{number}")
+
+    tell(user, "My partner works nights now.", "2025-03-15", "later")
+    tell(user, "Just started at a bakery as an apprentice!", "2025-03-20", "later2")
+    tell(user, "Marit doesn't drink coffee anymore.", "2025-03-25", "later3")
+
+    now = current_texts(user)
+    for kept in (("Joost",), ("deep", "water"), ("dyslexic",)):
+        assert holds(now, *kept), (kept, now)

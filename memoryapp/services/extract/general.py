@@ -229,7 +229,7 @@ def third_person(piece: str, who: str) -> str:
     if not starts_with_speaker and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
         first = text.split(" ", 1)[0].lower()
         if first in _PAST or first.endswith("ed") or first in _ADVERBS:
-            text = f"{who} {text}"  # "Moved back home to Seville": the speaker is understood
+            text = f"{who} {text[:1].lower()}{text[1:]}"  # "Moved back home to Seville": the speaker is understood
         elif first.endswith("ing") and len(first) > 4:
             text = f"{who} is {text}"
         elif text[:1].islower():
