@@ -198,6 +198,14 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def family_probabilities(x: np.ndarray, w: Weights | None = None) -> np.ndarray:
+    """(pieces, families): how likely each piece is of each family (softmax of the family model)."""
+    w = w or weights()
+    scores = x @ w.family_coef.T + w.family_intercept
+    exp = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return exp / exp.sum(axis=1, keepdims=True)
+
+
 def family(x: np.ndarray, w: Weights | None = None) -> list[str]:
     w = w or weights()
     scores = x @ w.family_coef.T + w.family_intercept
