@@ -109,6 +109,10 @@ def _write_accuracy_row(result: dict) -> dict:
         "recognised": percent(float(changes["recognised_rate"]), 1),
         "recognised_of": f"{changes['recognised']:,} of {changes['pairs']:,}",
         "new_written": changes["new_written"], "old_current": changes["old_current"],
+        # Runs before 2026-12-01 gave the pairs' users no other facts, so they have no such figure.
+        "unrelated": percent(float(changes["unrelated_closed_rate"]), 1) if "unrelated_held" in changes else "—",
+        "unrelated_of": (f"{changes['unrelated_closed']:,} of {changes['unrelated_held']:,}"
+                         if "unrelated_held" in changes else ""),
         "unmatched": result.get("unmatched_memories", 0),
         "families": [{**row, "rate": percent(float(row["missed_rate"]))} for row in result["families"]],
         "ways": [{**row, "rate": percent(float(row["recognised_rate"]))} for row in result["ways"]],

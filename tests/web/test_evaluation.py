@@ -71,7 +71,8 @@ def write_accuracy_result(missed: float = 0.123, split: str = "test") -> dict:
             "expected": 300, "missed": round(missed * 300), "missed_rate": missed, "none_messages": 92,
             "spurious": 3, "spurious_rate": 0.0326, "unmatched_memories": 7,
             "changes": {"way": "all", "pairs": 70, "recognised": 63, "recognised_rate": 0.9, "new_written": 66,
-                        "new_current": 65, "old_current": 4, "new_written_rate": 0.9429, "old_current_rate": 0.0571},
+                        "new_current": 65, "old_current": 4, "new_written_rate": 0.9429, "old_current_rate": 0.0571,
+                        "unrelated_held": 280, "unrelated_closed": 3, "unrelated_closed_rate": 0.0107},
             "families": [{"family": "pets", "messages": 12, "expected": 14, "missed": 2, "missed_rate": 0.1429,
                           "spurious": 0}],
             "ways": [{"way": "left_joined", "pairs": 8, "recognised": 7, "recognised_rate": 0.875, "new_written": 8,
@@ -268,6 +269,17 @@ def test_the_page_needs_a_login(client):
     assert response.status_code == 302 and "/login/" in response["Location"]
 
 
+def test_a_write_accuracy_run_from_before_unrelated_closing_was_measured_shows_a_dash(ada_client):
+    result = write_accuracy_result()
+    for key in ("unrelated_held", "unrelated_closed", "unrelated_closed_rate"):
+        del result["changes"][key]
+    finished("evaluate_write_accuracy", None, result, params={"split": "test", "extractor": "rules"})
+    html = page(ada_client)
+    panel = html[html.index('id="eval-write-accuracy"'):]
+    assert "12.3%" in panel and "—" in panel[:panel.index("</section>")]
+    assert "not in a shape this panel can draw" not in panel[:panel.index("</section>")]
+
+
 def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extractor(ada_client):
     finished("evaluate_write_accuracy", None, write_accuracy_result(0.5), ago=timedelta(days=1),
              params={"split": "test", "extractor": "rules"})
@@ -283,6 +295,7 @@ def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extract
     assert "25.0%" in panel, "and the latest dev run"
     assert panel.index("12.3%") < panel.index("25.0%"), "the quoted test split first"
     assert "3.3%" in panel and "3 of 92" in panel and "90.0%" in panel and "63 of 70" in panel
+    assert "Unrelated closed" in panel and "1.1%" in panel and "3 of 280" in panel
     when = timezone.localtime(latest.finished_at)
     assert "Run of" in panel and f"{when.day} {when:%b %Y, %H:%M}" in panel, "the run's date"
     assert "quoted" in panel and "<td>rules</td>" in panel
