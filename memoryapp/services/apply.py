@@ -544,7 +544,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
         current = current.filter(id__in=negatives)
     old = _person_named(current, draft) if changes else None
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
-    # itself (users of 15 facts lost 1 in 50 without this, 1 in 200 with it).
+    # itself (25 dev users of 15 facts lost 7 of their 375 facts to changes without this rule, 1 with it).
     if old is None and (not changes or _SAYS_CHANGE.search(draft.text)):
         # A relative's news never replaces the user's own value; a statement kept as the user's may be about
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
