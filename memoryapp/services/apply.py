@@ -13,7 +13,7 @@ from uuid import UUID
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import ExpressionWrapper, FloatField, Q, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -119,6 +119,13 @@ def redaction_record(*, organization_id, actor: ActorRef, kinds: list[str], memo
     """The REDACT event of a memory stored with secrets taken out: which kinds, never the secrets."""
     event_record(organization_id=organization_id, op=Op.REDACT, actor=actor, memory_id=memory_id, user_id=user_id,
                  reason=f"secrets redacted before storage: {', '.join(sorted(set(kinds)))}", data={"kinds": kinds})
+
+
+def row_cosine_distance(vector) -> ExpressionWrapper:
+    """The cosine distance to `vector`, computed row by row. Judging looks among one owner's memories, which
+    are few; the HNSW index must not serve it, as a walk filtered to one owner can miss rows (a fresh clone's
+    suite once lost a restatement behind thousands of other tests' dead entries)."""
+    return ExpressionWrapper(CosineDistance("embedding", vector) + Value(0.0), output_field=FloatField())
 
 
 def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: str) -> None:
@@ -438,7 +445,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     else:
         similar = [
             (m, 1 - m.distance)
-            for m in active.annotate(distance=CosineDistance("embedding", draft.embedding)).order_by("distance")[
+            for m in active.annotate(distance=row_cosine_distance(draft.embedding)).order_by("distance")[
                 :SIMILAR_CANDIDATES
             ]
         ]
@@ -619,7 +626,7 @@ def _replaced(nearest: list[Memory], draft: MemoryDraft) -> Memory | None:
 
 
 def _nearest(memories, draft: MemoryDraft, limit: int, similarity: float = RELATED_CHANGE_SIMILARITY) -> list[Memory]:
-    return list(memories.annotate(distance=CosineDistance("embedding", draft.embedding))
+    return list(memories.annotate(distance=row_cosine_distance(draft.embedding))
                 .filter(distance__lte=1 - similarity).order_by("distance")[:limit])
 
 
@@ -629,7 +636,7 @@ RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "
 def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
     """What was written beside `old` from the same words and says nearly the same (the rules and the
     general path both wrote it): it ends with it. Same subject, same source episodes."""
-    return list(_written_beside(old, said_now).annotate(distance=CosineDistance("embedding", old.embedding))
+    return list(_written_beside(old, said_now).annotate(distance=row_cosine_distance(old.embedding))
                 .filter(distance__lte=RESTATEMENT_DISTANCE).defer("embedding").distinct())
 
 

@@ -258,3 +258,21 @@ def test_an_unusable_llm_decision_falls_back_to_add(alice, endpoint):
     second, _ = apply(alice, unstructured("Alice is now training for the Porto marathon in November.", "2025-05-01"))
     assert ops(second) == ["ADD"]
     assert Memory.objects.filter(user=alice, status="active").count() == 2
+
+
+@pytest.mark.django_db
+def test_the_judges_similarity_lookups_never_walk_the_hnsw_index(alice):
+    """A walk filtered to one owner can miss rows; the owner's memories are few, so they are all compared."""
+    from django.db import connection
+    from pgvector.django import CosineDistance
+
+    from memoryapp.services.apply import row_cosine_distance
+
+    vector = [1 / 384 ** 0.5] * 384
+    mine = Memory.objects.filter(user=alice, status="active")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_sort = off")  # the planner's reason to walk the index, if it could
+    walked = mine.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:5].explain()
+    compared = mine.annotate(distance=row_cosine_distance(vector)).order_by("distance")[:5].explain()
+    assert "hnsw" in walked, "the index would serve a plain cosine ordering"
+    assert "hnsw" not in compared
