@@ -143,7 +143,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             else:
                 for fact in message.facts:
                     counts["expected"] += 1
-                    if not any(write_corpus.mentions(t, fact.must) for t in texts):
+                    if not _mentioned(texts, fact.must):
                         counts["missed"] += 1
                         if keep_examples:
                             examples["missed"].append({"id": message.id, "text": message.text,
@@ -169,11 +169,11 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             if keep_examples and closed:
                 examples["collateral"].append({"id": pair.id, "after": pair.after,
                                                "closed": [" ".join(f.must) for f in closed]})
-            new_current = any(write_corpus.mentions(t, pair.after_must) for t in current)
-            old_current = any(write_corpus.mentions(t, pair.before_must) for t in current)
+            new_current = _mentioned(current, pair.after_must)
+            old_current = _mentioned(current, pair.before_must)
             counts = ways.setdefault(pair.way, Counter())
             counts["pairs"] += 1
-            counts["new_written"] += any(write_corpus.mentions(t, pair.after_must) for t in active)
+            counts["new_written"] += _mentioned(active, pair.after_must)
             counts["new_current"] += new_current
             counts["old_current"] += old_current
             counts["recognised"] += new_current and not old_current

@@ -283,13 +283,8 @@ def companions_close(*, old: Memory, actor: ActorRef, reason: str, said_now: Seq
     words = {w for w in _VALUE_WORD.findall(old.value.lower()) if w not in _VALUE_FILLER}
     if not words:
         return
-    episodes = MemorySource.objects.filter(memory=old).values("episode_id")
-    beside = (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id,
-                                    project_id=old.project_id, subject=old.subject,
-                                    status=Memory.Status.ACTIVE, valid_from__lte=old.valid_from,
-                                    sources__in=episodes)
-              .exclude(attribute=old.attribute).exclude(sources__in=[e.id for e in said_now])
-              .defer("embedding").distinct())
+    beside = (_written_beside(old, [e.id for e in said_now]).filter(valid_from__lte=old.valid_from)
+              .exclude(attribute=old.attribute).defer("embedding").distinct())
     for memory in beside:
         if words <= set(_VALUE_WORD.findall(memory.text.lower())):
             memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
@@ -625,9 +620,9 @@ def _replaced(nearest: list[Memory], draft: MemoryDraft) -> Memory | None:
     return nearest[best] if 1 / (1 + np.exp(-scores[best])) >= REPLACEMENT_BAR else None
 
 
-def _nearest(memories, draft: MemoryDraft, limit: int, similarity: float = RELATED_CHANGE_SIMILARITY) -> list[Memory]:
+def _nearest(memories, draft: MemoryDraft, limit: int) -> list[Memory]:
     return list(memories.annotate(distance=row_cosine_distance(draft.embedding))
-                .filter(distance__lte=1 - similarity).order_by("distance")[:limit])
+                .filter(distance__lte=1 - RELATED_CHANGE_SIMILARITY).order_by("distance")[:limit])
 
 
 RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "Ana's cousin Lars lives in Oslo."
