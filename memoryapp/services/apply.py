@@ -458,10 +458,11 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     if candidate.ends and users_own:
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
-    says = candidate.relation == "change" or (candidate.relation == "state" and candidate.cardinality == "multi")
+    changes = candidate.relation == "change" or candidate.says_change
+    says = changes or (candidate.relation == "state" and candidate.cardinality == "multi")
     if users_own and says and decision.op == Op.ADD and decision.until is None:
-        related_close(draft=draft, changes=candidate.relation == "change", said_at=candidate.valid_from,
-                      new_id=operations[0].memory_id, actor=actor)
+        related_close(draft=draft, changes=changes, message_changes=candidate.says_change,
+                      said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     return operations
 
 
@@ -510,6 +511,7 @@ RELATED_CHANGE_CANDIDATES = 5
 # values from unrelated facts far better than the cosine (AUC 0.98 against 0.92 on those pairs).
 REPLACEMENT_MODEL = (6.652, 3.849, 3.588, -4.458)  # cosine, family agreement, same family, intercept
 REPLACEMENT_BAR = 0.7  # on dev: 43 old values the rest left current are ended, for 2 unrelated facts
+HEARD_CHANGE_BAR = 0.85  # the same when only the classifier heard a change in the message (no change word)
 _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowadays|instead|switched|moved|relocated"
                           r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold)\b",
                           re.I)
@@ -521,14 +523,17 @@ _NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn
 _PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
 
 
-def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_id: UUID, actor: ActorRef,
+                  message_changes: bool = False) -> None:
     """The user said something new about a kind of fact the judge found no slot value of to replace:
     "Can't believe my boy is 5 now" after "my son is 4", "I do IT support now" after "I'm a
     photographer", "got a cat this weekend" after "I've never had a pet". The value it replaces ends
     where the statement begins: when it says a change (`changes`), the closest current memory of one of
     the user's people it names ("tariq graduated", "mum retired"), else the memory of the user or their
-    people it most likely replaces (REPLACEMENT_MODEL); without a change word, only a statement that
-    there is none of the kind. Only the user's own words get here."""
+    people it most likely replaces (REPLACEMENT_MODEL); without a change, only a statement that there is
+    none of the kind. A change is said by the memory's own words or heard in the whole message by the
+    classifier (`message_changes`: "Aer Lingus now" after "I work for Ryanair", "Baby Aiko arrived on
+    Tuesday" after "I'm 30 weeks pregnant"). Only the user's own words get here."""
     if draft.user is None or (not changes and _NEGATION.search(draft.text)):
         return
     said_now = [episode.id for episode in draft.sources]
@@ -546,14 +551,16 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
         current = current.filter(id__in=negatives)
     old = _person_named(current, draft) if changes else None
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
-    # itself (25 dev users of 15 facts lost 7 of their 375 facts to changes without this rule, 1 with it).
-    if old is None and (not changes or _SAYS_CHANGE.search(draft.text)):
+    # itself, or the classifier hear one in the message (25 dev users of 15 facts lost 7 of their 375 facts
+    # to changes without this rule; 1 with it, 3 since the classifier is heard too).
+    if old is None and (not changes or message_changes or _SAYS_CHANGE.search(draft.text)):
         # A relative's news never replaces the user's own value; a statement kept as the user's may be about
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
         theirs = Q(subject=draft.subject)
         if "'s " not in draft.subject:
             theirs |= Q(subject__startswith=f"{draft.subject}'s ")
-        old = _replaced(_nearest(current.filter(theirs), draft, RELATED_CHANGE_CANDIDATES), draft)
+        bar = REPLACEMENT_BAR if not changes or _SAYS_CHANGE.search(draft.text) else HEARD_CHANGE_BAR
+        old = _replaced(_nearest(current.filter(theirs), draft, RELATED_CHANGE_CANDIDATES), draft, bar)
     if old is None:
         return
     reason = "changed: the user said something new about it"
@@ -562,6 +569,9 @@ def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_i
 
 
 PEOPLE_LOOKED_AT = 200
+# A person named is not enough alone ("got a little red Fiat" is no news of the Red Cross volunteering):
+# the memory must be at least somewhat likely replaced (on dev this bar kept all but one of those ended).
+NAMED_PERSON_BAR = 0.2
 
 
 def _person_named(current, draft: MemoryDraft) -> Memory | None:
@@ -579,12 +589,18 @@ def _person_named(current, draft: MemoryDraft) -> Memory | None:
     # Named in the user's own memories too ("I live with my husband Kwame": the user's home_life).
     named = [id for id, subject, text in people
              if (subject != owner and subject.split("'s ", 1)[1] in kin)
-             or any(name.lower() in said for name in _PERSON_NAME.findall(text)[1:])]
-    nearest = _nearest(current.filter(id__in=named), draft, 1) if named else []
-    return nearest[0] if nearest else None
+             or any(name.lower() in said for name in _names_beside_subject(text))]
+    nearest = _nearest(current.filter(id__in=named), draft, RELATED_CHANGE_CANDIDATES) if named else []
+    return _replaced(nearest, draft, NAMED_PERSON_BAR)
 
 
 _WORD = re.compile(r"[\w'-]+")
+
+
+def _names_beside_subject(text: str) -> set[str]:
+    """The names a memory's text holds other than that of its subject, which it starts with."""
+    names = _PERSON_NAME.findall(text)
+    return set(names[1:]) - set(names[:1])
 
 
 def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
@@ -602,7 +618,7 @@ def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
 _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d[\w.,]*)")
 
 
-def _replaced(nearest: list[Memory], draft: MemoryDraft) -> Memory | None:
+def _replaced(nearest: list[Memory], draft: MemoryDraft, bar: float) -> Memory | None:
     """The memory of `nearest` the new one most likely replaces (REPLACEMENT_MODEL), if likely enough."""
     from memoryapp.services.extract import classifier
 
@@ -617,7 +633,7 @@ def _replaced(nearest: list[Memory], draft: MemoryDraft) -> Memory | None:
               + same_weight * float(new.argmax() == old.argmax()) + intercept
               for memory, old in zip(nearest, olds, strict=True)]
     best = int(np.argmax(scores))
-    return nearest[best] if 1 / (1 + np.exp(-scores[best])) >= REPLACEMENT_BAR else None
+    return nearest[best] if 1 / (1 + np.exp(-scores[best])) >= bar else None
 
 
 def _nearest(memories, draft: MemoryDraft, limit: int) -> list[Memory]:

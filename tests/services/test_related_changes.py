@@ -38,6 +38,38 @@ def test_a_change_ends_the_old_value_kept_in_another_slot(acme, before, after, o
     assert closed and {m.valid_to.date().isoformat() for m in closed} == {"2025-03-15"}, "held until the change"
 
 
+# No word of these says a change ("buried", "got the transplant"): the classifier hears it in the message.
+HEARD_CHANGES = [
+    ("My grandmother lives with us.", "We buried my grandmother on Friday.", ("lives",), ("buried",)),
+    ("I'm on a waiting list for a kidney.", "Got the transplant in June and the new kidney is working.",
+     ("waiting",), ("transplant",)),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), HEARD_CHANGES)
+def test_a_change_said_without_a_change_word_ends_the_old_value(acme, before, after, old, new):
+    user = make_user(acme, "rhea")
+    tell(user, before, "2025-02-01", "first")
+    tell(user, after, "2025-03-15", "later")
+    now = current_texts(user)
+    assert holds(now, *new) and not holds(now, *old), now
+
+
+def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
+    """The same messages, with the classifier's change head silenced: the write path alone keeps the old
+    values, so the test above measures the head."""
+    from dataclasses import replace
+
+    from memoryapp.services.extract import classifier
+
+    monkeypatch.setattr(classifier, "_weights", replace(classifier.weights(), change_threshold=2.0))
+    for number, (before, after, old, _) in enumerate(HEARD_CHANGES):
+        user = make_user(acme, f"sol{number}")
+        tell(user, before, "2025-02-01", "first")
+        tell(user, after, "2025-03-15", "later")
+        assert holds(current_texts(user), *old)
+
+
 @pytest.mark.parametrize(("earlier", "changes", "kept"), [
     (["We have a beagle named Pip.", "I play the cello in an amateur orchestra.", "I'm allergic to penicillin.",
       "My sister Jo is a dentist in Cork.", "I work as a welder."],

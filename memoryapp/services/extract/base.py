@@ -63,6 +63,9 @@ class Candidate:
     # Ends the value of `ends` names, wherever it is kept: the words of an old value the statement says
     # is over ("I left Google", "Sophie and I split up", "swapped Lyon for Marseille").
     ends: tuple[str, ...] = ()
+    # The message it came from says that something in the speaker's life changed (the classifier's change
+    # head, which hears it said in words no rule lists: "Aer Lingus now", "Baby Aiko arrived on Tuesday").
+    says_change: bool = False
 
     @property
     def cardinality(self) -> Literal["single", "multi"]:

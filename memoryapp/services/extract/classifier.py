@@ -144,6 +144,13 @@ class Weights:
     family_intercept: np.ndarray  # (families,)
     families: tuple[str, ...]
     dev_hash: str  # the dev files the weights were trained from (train.dev_hash)
+    # Does a whole message say that something about the speaker's life changed: a logistic regression
+    # over the message's vector and one over its words (the word leg's vocabulary), averaged.
+    change_coef: np.ndarray  # (vector dimensions,)
+    change_intercept: float
+    change_word_coef: np.ndarray  # (terms,)
+    change_word_intercept: float
+    change_threshold: float  # at or above: the message says a change
 
 
 _weights: Weights | None = None
@@ -169,6 +176,11 @@ def load(path: Path = WEIGHTS_PATH) -> Weights:
             family_intercept=data["family_intercept"],
             families=tuple(str(f) for f in data["families"]),
             dev_hash=str(data["dev_hash"]),
+            change_coef=data["change_coef"],
+            change_intercept=float(data["change_intercept"]),
+            change_word_coef=data["change_word_coef"],
+            change_word_intercept=float(data["change_word_intercept"]),
+            change_threshold=float(data["change_threshold"]),
         )
 
 
@@ -192,6 +204,23 @@ def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = Non
                             (_word_weights(text, w) for text in texts)], dtype=np.float32).reshape(len(texts))
     word_leg = _sigmoid(word_logits + w.word_intercept)
     return (vector_leg + word_leg) / 2
+
+
+def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
+    """How likely each whole message (its sentence vector and its words) says that something about the
+    speaker's life changed: "Aer Lingus now, nicer routes", "Baby Aiko arrived on Tuesday", "passed my
+    driving test today!!!" (against a plain statement of a fact)."""
+    w = w or weights()
+    vector_leg = _sigmoid(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1) @ w.change_coef
+                          + w.change_intercept)
+    word_logits = np.array([float(values @ w.change_word_coef[columns]) for columns, values in
+                            (_word_weights(text, w) for text in texts)], dtype=np.float32).reshape(len(texts))
+    return (vector_leg + _sigmoid(word_logits + w.change_word_intercept)) / 2
+
+
+def says_change(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
+    w = w or weights()
+    return change_probability(vectors, texts, w) >= w.change_threshold
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:

@@ -299,8 +299,22 @@ def complete(
                         kept.remove(candidate)
         added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who)
     ends = {index: ended(episode.content) for index, episode, _ in work}
-    return sorted((replace(c, ends=ends[c.episode_index]) if ends.get(c.episode_index) else c for c in kept + added),
-                  key=lambda c: c.episode_index)
+    changes = dict(zip((index for index, _, _ in work), _says_change([episode for _, episode, _ in work]), strict=True))
+    return sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
+                   for c in kept + added), key=lambda c: c.episode_index)
+
+
+def _says_change(episodes: list[EpisodeInput]) -> list[bool]:
+    """Whether each message says something changed, read whole from its stored vector (encoded when it has none)."""
+    from memoryapp import embeddings
+
+    missing = [episode.content for episode in episodes if episode.vector is None]
+    encoded = iter(embeddings.encode(missing) if missing else [])
+    vectors = np.vstack([np.asarray(episode.vector, dtype=np.float32) if episode.vector is not None else next(encoded)
+                         for episode in episodes])
+    heard = classifier.says_change(vectors, [episode.content for episode in episodes])
+    # "Started learning the piano too": news that joins the old values, replacing none.
+    return [bool(said) and not _ADDS.search(episode.content) for said, episode in zip(heard, episodes, strict=True)]
 
 
 def _vectors(work) -> np.ndarray:

@@ -26,8 +26,9 @@ from memoryapp.evaluation import write_corpus
 from . import classifier, general
 
 SPURIOUS_TARGET = 0.04  # out-of-fold share of `none` messages with a piece over the threshold
+CHANGE_FALSE_ALARM = 0.05  # out-of-fold share of messages stating a fact the change head calls a change
 VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
-C_DURABLE, C_WORDS, C_FAMILY, FOLDS, SEED = 3.0, 4.0, 4.0, 5, 17
+C_DURABLE, C_WORDS, C_FAMILY, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 4.0, 4.0, 5, 17
 
 
 def dev_hash(corpus_dir=None) -> str:
@@ -126,6 +127,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     positive = y == 1
     family_labels = np.array(families)[positive]
     family = LogisticRegression(C=C_FAMILY, max_iter=5000).fit(x[positive], family_labels)
+    change = _change_head(vectorizer, corpus_dir)
     kept = oof >= np.where(is_plain, plain_threshold, threshold)
     print(f"{len(texts)} pieces ({int(positive.sum())} durable), {len(family.classes_)} families; durable "
           f"threshold {threshold:.2f}, plain first-person {plain_threshold:.2f} (out-of-fold: "
@@ -148,6 +150,58 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
         "family_intercept": family.intercept_.astype(np.float32),
         "families": np.array(family.classes_, dtype=str),
         "dev_hash": np.array(dev_hash(corpus_dir)),
+        **change,
+    }
+
+
+def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
+    """Whether a whole message says something changed: the dev change pairs' later statements against
+    their first ones and every dev message that states a fact. Its threshold lets CHANGE_FALSE_ALARM of
+    those statements through, out of fold (folds by pair, so a pair's two sides are never split)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from memoryapp import embeddings
+
+    texts, labels, groups = [], [], []
+    for number, pair in enumerate(write_corpus.changes("dev", corpus_dir)):
+        texts += [pair.after, pair.before]
+        labels += [1, 0]
+        groups += [number, number]
+    for number, message in enumerate(write_corpus.messages("dev", corpus_dir)):
+        if message.family != "none":
+            texts.append(message.text)
+            labels.append(0)
+            groups.append(-1 - number)
+    y, groups = np.array(labels), np.array(groups)
+    vectors = embeddings.encode(texts).astype(np.float64)  # as an episode's vector is computed at ingest
+    words = vectorizer.transform(texts)
+
+    def fitted(on: np.ndarray):
+        return (LogisticRegression(C=C_CHANGE, max_iter=5000).fit(vectors[on], y[on]),
+                LogisticRegression(C=C_CHANGE, max_iter=5000).fit(words[on], y[on]))
+
+    def probability(models, rows: np.ndarray) -> np.ndarray:
+        return (models[0].predict_proba(vectors[rows])[:, 1] + models[1].predict_proba(words[rows])[:, 1]) / 2
+
+    rng = np.random.default_rng(SEED)
+    unique = np.unique(groups)
+    fold_of = dict(zip(unique, rng.integers(0, FOLDS, len(unique)), strict=True))
+    folds = np.array([fold_of[g] for g in groups])
+    oof = np.zeros(len(y))
+    for fold in range(FOLDS):
+        oof[folds == fold] = probability(fitted(folds != fold), folds == fold)
+    statements = np.sort(oof[y == 0])
+    threshold = float(statements[min(len(statements) - 1, int(len(statements) * (1 - CHANGE_FALSE_ALARM)))])
+    print(f"change head: {int(y.sum())} changes, {int((y == 0).sum())} statements; threshold {threshold:.2f} "
+          f"(out of fold: {(oof[y == 1] >= threshold).mean():.1%} of changes, "
+          f"{(oof[y == 0] >= threshold).mean():.1%} of statements)")
+    vector_model, word_model = fitted(np.ones(len(y), dtype=bool))
+    return {
+        "change_coef": vector_model.coef_[0].astype(np.float32),
+        "change_intercept": np.float32(vector_model.intercept_[0]),
+        "change_word_coef": word_model.coef_[0].astype(np.float32),
+        "change_word_intercept": np.float32(word_model.intercept_[0]),
+        "change_threshold": np.float32(threshold),
     }
 
 
@@ -158,7 +212,9 @@ def _check_word_features(vectorizer, terms, texts: list[str]) -> None:
         support_vectors=np.zeros((0, 0)), dual_coef=np.zeros(0), vector_intercept=0.0, gamma=0.0,
         calibration=np.zeros(2), word_index=index, word_idf=vectorizer.idf_.astype(np.float32),
         word_coef=np.zeros(len(terms)), word_intercept=0.0, durable_threshold=0.0, plain_threshold=0.0,
-        veto_threshold=0.0, family_coef=np.zeros((0, 0)), family_intercept=np.zeros(0), families=(), dev_hash="")
+        veto_threshold=0.0, family_coef=np.zeros((0, 0)), family_intercept=np.zeros(0), families=(), dev_hash="",
+        change_coef=np.zeros(0), change_intercept=0.0, change_word_coef=np.zeros(0), change_word_intercept=0.0,
+        change_threshold=0.0)
     expected = vectorizer.transform(texts).toarray()
     if not np.allclose(classifier.word_features(texts, probe), expected, atol=1e-5):
         raise AssertionError("classifier.word_features no longer reads pieces as TfidfVectorizer does")
