@@ -1,11 +1,14 @@
-"""Two small classifiers over the MiniLM sentence vector of a piece of a message: is it a durable
+"""Small classifiers over the MiniLM sentence vector of a piece of a message: is it a durable
 self-disclosure (something about the user or their people that still holds tomorrow), and which
 fact family is it about. The first is the mean of two legs: a support-vector machine (RBF kernel)
 over the vector and a logistic regression over the piece's words and word pairs (tf-idf). The vector
 knows topics, the words know how things are said ("I'm allergic", "my X is"); together they keep
 more facts at the same rate of spurious memories (out of fold on dev, at 3.9% of the messages that
 must yield nothing: 87% of fact pieces, against 79% for a linear model of the vector alone). The
-family is a logistic regression over the vector. Trained from the corpus' dev split by
+family is a logistic regression over the vector. A third classifier reads a whole message: does it
+say that something in the speaker's life changed, in any words (services.apply then ends the value it
+replaces); out of fold on dev it hears 84% of change statements at 5% of plain fact statements.
+Trained from the corpus' dev split by
 `python -m memoryapp.services.extract.train` and shipped as weights.npz; at run time only numpy dot
 products (importing scikit-learn would cost ingest a second per worker and nothing at all here)."""
 
