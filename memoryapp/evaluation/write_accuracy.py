@@ -18,9 +18,11 @@ Definitions:
 - A change pair: `before` dated CHANGE_FROM in session s1, `after` CHANGE_AFTER_DAYS later in
   session s2. Then, as of now (selectors.scoping.valid_at: status, validity and belief time):
   *new value current* when a current memory mentions after.must, *old value still current* when
-  a current memory mentions before.must; *recognised* when the new value is current and the old
-  is not (closed: superseded, invalidated or its validity ended). Also *new value written*: an
-  active memory mentions after.must, current or not. change recognition = recognised / pairs.
+  a current memory mentions before.must and not after.must (one that mentions both tells the change:
+  "Max died yesterday.", "The user moved to Seville, Madrid was too expensive."); *recognised* when
+  the new value is current and the old is not (closed: superseded, invalidated or its validity
+  ended). Also *new value written*: an active memory mentions after.must, current or not.
+  change recognition = recognised / pairs.
 - A change must end the old value and nothing else, so the pair's user is not empty: before the
   pair, DISTRACTORS fact messages of other families (a seeded draw per pair, none mentioning the
   pair's values) are sent in session s0. *Unrelated facts closed*: those messages' facts current
@@ -170,7 +172,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
                 examples["collateral"].append({"id": pair.id, "after": pair.after,
                                                "closed": [" ".join(f.must) for f in closed]})
             new_current = _mentioned(current, pair.after_must)
-            old_current = _mentioned(current, pair.before_must)
+            old_current = _holds_old_value(current, pair)
             counts = ways.setdefault(pair.way, Counter())
             counts["pairs"] += 1
             counts["new_written"] += _mentioned(active, pair.after_must)
@@ -199,6 +201,13 @@ def _distractors(pair, fact_messages: list) -> list:
 
 def _mentioned(texts: list[str], must) -> bool:
     return any(write_corpus.mentions(t, must) for t in texts)
+
+
+def _holds_old_value(texts: list[str], pair) -> bool:
+    """A memory that names the old value and not the new one. One that names both tells the change
+    ("Max died yesterday.", "The user moved to Seville, Madrid was too expensive.")."""
+    return any(write_corpus.mentions(t, pair.before_must) and not write_corpus.mentions(t, pair.after_must)
+               for t in texts)
 
 
 def _message_row(name: str, counts: Counter) -> dict:

@@ -21,6 +21,7 @@ from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
 from memoryapp.services.extract.base import Candidate
+from memoryapp.services.extract.grammar import stem
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history
 from memoryapp.services.locks import user_lock
@@ -467,7 +468,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
 
 
 def _stems(text: str) -> set[str]:
-    return {word.rstrip("s")[:8] for word in _VALUE_WORD.findall(text.lower())}
+    return {stem(word) for word in _VALUE_WORD.findall(text)}
 
 
 def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, actor: ActorRef) -> None:
@@ -485,7 +486,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
         wanted = _stems(phrase)
         if not wanted:
             continue
-        longest = max(_VALUE_WORD.findall(phrase), key=len)
+        longest = stem(max(_VALUE_WORD.findall(phrase), key=len))
         matching = [
             memory for memory in Memory.objects.filter(
                 organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
@@ -644,19 +645,43 @@ def _nearest(memories, draft: MemoryDraft, limit: int) -> list[Memory]:
 RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "Ana's cousin Lars lives in Oslo."
 
 
+PART_DISTANCE = 0.5  # cosine 0.5: "The user is single." is part of "The user is single, no time for romance."
+
+
 def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
-    """What was written beside `old` from the same words and says nearly the same (the rules and the
-    general path both wrote it): it ends with it. Same subject, same source episodes."""
-    return list(_written_beside(old, said_now).annotate(distance=row_cosine_distance(old.embedding))
-                .filter(distance__lte=RESTATEMENT_DISTANCE).defer("embedding").distinct())
+    """What was written beside `old` from the same words and says the same (the rules and the general path
+    both wrote it): it ends with it. From the same source episodes, either of the same subject and nearly
+    the same meaning, or of any of the user's subjects and saying a part of the other in its words ("The
+    user is married." beside "The user's husband Gary and the user have been married 15 years."), never
+    another value beside it ("allergic to shellfish" beside "allergic to peanuts")."""
+    beside = (_written_beside(old, said_now, any_subject=True).annotate(distance=row_cosine_distance(old.embedding))
+              .filter(distance__lte=PART_DISTANCE).defer("embedding").distinct())
+    return [memory for memory in beside
+            if (memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
+            or _part_of_the_other(memory, old)]
 
 
-def _written_beside(old: Memory, said_now: Sequence):
-    """The active memories of `old`'s subject written from one of its episodes, not from `said_now`."""
+_NOT_CONTENT = frozenset({"the", "a", "an", "user", "user's", "is", "are", "was", "has", "have", "had", "their",
+                          "them", "they", "and", "of", "in", "at", "to", "for", "with", "household", "household's"})
+
+
+def _part_of_the_other(one: Memory, other: Memory) -> bool:
+    """Whether every content word of one memory's text is in the other's (subjects' own words aside)."""
+    names = _stems(one.subject) | _stems(other.subject)
+    first, second = ({stem(w) for w in _VALUE_WORD.findall(m.text) if w.lower() not in _NOT_CONTENT} - names
+                     for m in (one, other))
+    return bool(first and second) and (first <= second or second <= first)
+
+
+def _written_beside(old: Memory, said_now: Sequence, *, any_subject: bool = False):
+    """The active memories of `old`'s subject (of any, if asked) written from one of its episodes, not
+    from `said_now`."""
     episodes = MemorySource.objects.filter(memory=old).values("episode_id")
-    return (Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id, project_id=old.project_id,
-                                  subject=old.subject, status=Memory.Status.ACTIVE, sources__in=episodes)
-            .exclude(id=old.id).exclude(sources__in=said_now))
+    beside = Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id,
+                                   project_id=old.project_id, status=Memory.Status.ACTIVE, sources__in=episodes)
+    if not any_subject:
+        beside = beside.filter(subject=old.subject)
+    return beside.exclude(id=old.id).exclude(sources__in=said_now)
 
 
 def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:

@@ -108,3 +108,11 @@ def test_the_llm_extractor_is_a_parameter_of_the_run(tmp_path, endpoint, setting
     assert endpoint.requests, "the LLM was asked"
     assert result["extractor"] == "llm" and result["missed"] == 1
     assert settings.MEMORY_EXTRACTOR == "rules", "the configured extractor is left alone"
+
+
+def test_a_memory_that_names_both_values_tells_the_change_and_does_not_hold_the_old_one():
+    pair = write_corpus.ChangePair(id="t-c9", family="pets", way="died", before="Our dog is Rex.", before_must=("Rex",),
+                                   after="Rex died, we adopted Bonnie.", after_must=("Bonnie",), question="Dog?",
+                                   split="dev")
+    assert not write_accuracy._holds_old_value(["Rex died, the user's household adopted Bonnie."], pair)
+    assert write_accuracy._holds_old_value(["The user's dog is Rex.", "The user adopted Bonnie."], pair)

@@ -70,6 +70,40 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
         assert holds(current_texts(user), *old)
 
 
+@pytest.mark.parametrize(("before", "after", "old", "new"), [
+    # the value ended is named in another form of its word ("plumbing", "plumber")
+    ("I work as a plumber.", "I quit plumbing, I drive a bus now.", ("plumber",), ("bus",)),
+    # what the first message said twice, in two memories of two subjects or two lengths, ends whole
+    ("I'm single, haven't dated in years.", "I've been seeing a lovely guy called Omar since May.", ("single",),
+     ("Omar",)),
+    ("We live in Galway, in a cottage by the bay.", "We moved to Cork last month for my wife's job.", ("Galway",),
+     ("Cork",)),
+    ("My wife Ines and I have been married since 2010.", "I'm officially divorced since the spring, it's just me now.",
+     ("married",), ("just",)),
+    ("My brother Karl is engaged to his college sweetheart.", "karl got married in Vienna on Saturday!!",
+     ("engaged",), ("Vienna",)),
+])
+def test_a_change_ends_every_memory_that_still_says_the_old_value(acme, before, after, old, new):
+    user = make_user(acme, "tove")
+    tell(user, before, "2025-02-01", "first")
+    tell(user, after, "2025-03-15", "later")
+    now = current_texts(user)
+    assert holds(now, *new) and not holds(now, *old), now
+
+
+def test_a_name_said_of_someone_else_is_not_the_users(acme):
+    user = make_user(acme, "vera")
+    tell(user, "Guess what, I have a boyfriend now! His name is Milo.", "2025-03-15", "later")
+    assert not holds(current_texts(user), "Milo", "user's", "name") and not holds(current_texts(user), "Vera", "Milo")
+
+
+def test_a_value_said_beside_the_ended_one_stays(acme):
+    user = make_user(acme, "ugo")
+    tell(user, "I'm allergic to peanuts. I'm also allergic to shellfish.", "2025-02-01", "first")
+    tell(user, "Good news, I'm not allergic to peanuts anymore!", "2025-03-15", "later")
+    assert holds(current_texts(user), "shellfish")
+
+
 @pytest.mark.parametrize(("earlier", "changes", "kept"), [
     (["We have a beagle named Pip.", "I play the cello in an amateur orchestra.", "I'm allergic to penicillin.",
       "My sister Jo is a dentist in Cork.", "I work as a welder."],

@@ -22,7 +22,7 @@ import numpy as np
 from . import classifier
 from .base import Candidate, EpisodeInput
 from .clauses import split_sentences
-from .grammar import possessive, sentence
+from .grammar import possessive, sentence, stem
 from .lexicon import RELATIVES, relative_key
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
@@ -351,15 +351,11 @@ def _protected(candidate: Candidate) -> bool:
 def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:
     """Whether the rule candidate was read from this piece: most of its value's words are in it
     ("eats eggs" from "I still eat eggs")."""
-    words = {_stem(w) for w in re.findall(r"\w+", candidate.value)}
+    words = {stem(w) for w in re.findall(r"\w+", candidate.value)}
     if not words:
         return False
-    said = {_stem(w) for w in re.findall(r"\w+", piece)}
+    said = {stem(w) for w in re.findall(r"\w+", piece)}
     return len(words & said) * 2 >= len(words)
-
-
-def _stem(word: str) -> str:
-    return word.lower().rstrip("s")[:8]
 
 
 _PLAIN_WORDS = frozenset(_ADVERBS) | {"really", "because", "though", "although", "without", "whatever", "anything",
@@ -382,10 +378,10 @@ def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
     Porto" say "I'm vegetarian and I live in Porto")."""
     if not any(_from_piece(c, piece, own) for c in own):
         return False
-    wanted = {_stem(w) for w in _key_words(piece)}
+    wanted = {stem(w) for w in _key_words(piece)}
 
     def holds(candidates: list[Candidate]) -> bool:
-        words = {_stem(w) for c in candidates for w in re.findall(r"\w+", c.text)}
+        words = {stem(w) for c in candidates for w in re.findall(r"\w+", c.text)}
         return all(_said(word, words) for word in wanted)
 
     return any(holds([c]) for c in own) or holds([c for c in own if c.subject == subject])
@@ -479,7 +475,9 @@ def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
 
 
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
-_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:is|was|has|had|and|\w+s|\w+ed)\b|(?:he|she|they|it)\b", re.I)
+# "Aisha moved", "she needs", "his name is Milo" (not the user's name).
+_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:is|was|has|had|and|\w+s|\w+ed)\b"
+                           r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
 
 # A run of capitalised words after the first word: "I'm Olga Petrova", "everyone calls me Dani now".

@@ -86,3 +86,18 @@ def article(phrase: str) -> str:
     if len(lower) == 1:  # a lone letter: "an x-ray", "a b-movie"
         return "an " if lower.upper() in _VOWEL_SOUND_LETTERS else "a "
     return "an " if lower[0] in "aeiou" else "a "
+
+
+_SUFFIXES = ("ings", "ing", "ers", "er", "ies", "es", "ed", "s", "y")
+
+
+def stem(word: str) -> str:
+    """A word's rough stem, so that a value said in another form still matches: "bartending" and
+    "bartender", "photography" and "photographer", "cats" and "cat". One suffix is taken off when at
+    least four letters stay; long words compare by their first eight letters."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    return word[:8]
