@@ -129,6 +129,17 @@ def test_a_change_in_everyday_words_replaces_the_old_value(send):
 
 
 @pytest.mark.django_db
+def test_every_part_of_the_news_is_kept_and_what_the_old_value_was_like_is_not(send):
+    user = send("I work at a garage in Hull.")
+    send("Accepted the offer from Siemens, I'm their new safety inspector now.", user=user,
+         at=WHEN + timedelta(days=30), session="s2")
+    texts = current_texts(user)
+    assert any(mentions(t, ("Siemens",)) for t in texts) and any(mentions(t, ("inspector",)) for t in texts), texts
+    other = send("I'm vegetarian again, being vegan was too hard.")
+    assert not any(mentions(t, ("vegan",)) for t in current_texts(other)), current_texts(other)
+
+
+@pytest.mark.django_db
 def test_a_value_added_to_a_many_valued_slot_keeps_the_old_one(send):
     user = send("I play the violin.")
     send("I play the piano too.", user=user, at=WHEN + timedelta(days=30), session="s2")

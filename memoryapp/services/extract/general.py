@@ -58,6 +58,7 @@ _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|s
 _REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays)\b", re.I)
 _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded)\b",
                             re.I)
+_WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
 # ...unless the words say the new value joins the old ones ("we have a second cat now").
 _ADDS = re.compile(r"\b(?:also|another|second|third|one more|in addition)\b|\b(?:too|as well)\s*(?:[.,!;]|$)", re.I)
@@ -415,8 +416,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
             chosen = [(piece, ending[0][1]) for piece, _ in rest]
     taken = {c.attribute for c in own if c.attribute and c.subject == subject}
     taken_by = {(c.subject, c.attribute) for c in own if c.attribute}
-    # One value per single slot from one message: the piece that says "now" if one does, else the first
-    # ("I'm vegetarian again; vegan was too hard": the rest comments on it).
+    # One value per single slot from one message: the piece that says "now" if one does, else the first; the
+    # rest is kept outside the slot, unless it says what the old value was like ("I'm vegetarian again;
+    # vegan was too hard").
     chosen.sort(key=lambda c: not _NOW.search(c[0]))
     filled: set[tuple[str, str]] = set()
     made = []
@@ -433,9 +435,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
         if about == subject and attribute in taken:
             attribute = ""  # the rules already fill this slot from this message: keep the words beside it
         if attribute and single and (about, attribute) in filled:
-            if message_changes:
-                continue  # what the old value was like: it must not stay current beside the new one
-            attribute = ""
+            if message_changes and _WAS.search(piece):
+                continue  # what the old value was like ("vegan was too hard"): it must not stay current
+            attribute = ""  # the rest of the news ("got an offer from Amazon", "I'm a warehouse manager there now")
         if attribute and single:
             filled.add((about, attribute))
         relation = "state"
