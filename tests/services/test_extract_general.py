@@ -107,6 +107,17 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
 
 
+@pytest.mark.parametrize(("said", "text"), [
+    ("I no longer need anything for sleeping", "Maria no longer needs anything for sleeping."),
+    ("I feed the stray cats in my street", "Maria feeds the stray cats in their street."),
+    ("best decision I ever made", "Best decision Maria ever made."),
+    ("I kind of hate cilantro", "Maria kind of hates cilantro."),
+    ("I finally passed my driving test", "Maria finally passed their driving test."),
+])
+def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(said, text):
+    assert general.third_person(said, "Maria") == text
+
+
 def test_a_request_after_a_fact_is_cut_off():
     assert general.pieces("Big news: I'm diabetic, so can you suggest a dessert? 🍰") == [
         "I'm diabetic", "can you suggest a dessert?"]

@@ -158,7 +158,9 @@ _TAIL = re.compile(r"(?:\s+(?:lol|haha+|lmao|xd|:\)|:\(|:d))+\s*$", re.I)
 _MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall", "cannot"})
 _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "often", "sometimes", "mostly",
             "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
-            "literally", "even", "already", "definitely", "rarely", "hardly", "barely", "mainly", "generally")
+            "literally", "even", "already", "definitely", "rarely", "hardly", "barely", "mainly", "generally",
+            "no longer", "ever", "now", "currently", "probably", "honestly", "genuinely", "normally", "regularly",
+            "occasionally", "almost", "kind of", "sort of")
 _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", "met", "became", "began", "bought",
                    "threw", "knew", "grew", "drew", "flew", "blew", "withdrew",
                    "sold", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
@@ -166,6 +168,8 @@ _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", 
                    "spent", "taught", "caught", "brought", "fought", "swam", "sang", "rode", "chose", "fell",
                    "forgot", "heard", "held", "paid", "sent", "set", "sat", "stood", "understood", "wore",
                    "used", "born", "raised"})
+_PRESENT_IN_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "seed",
+                            "shed", "embed", "wed", "shred"})  # "I need", "I feed the cats": no past tense
 _IRREGULAR_THIRD = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "'m": "is", "'ve": "has",
                     "be": "is", "don't": "doesn't", "dont": "doesn't", "haven't": "hasn't", "havent": "hasn't",
                     "aren't": "isn't", "weren't": "wasn't"}
@@ -242,7 +246,8 @@ def _agreeing(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR_THIRD:
         return _IRREGULAR_THIRD[lowered]
-    if lowered in _MODALS or lowered in _PAST or lowered.endswith(("ed", "n't")) or not lowered.isalpha():
+    past = lowered.endswith("ed") and lowered not in _PRESENT_IN_ED
+    if lowered in _MODALS or lowered in _PAST or past or lowered.endswith("n't") or not lowered.isalpha():
         return verb
     if lowered in {"was", "were"}:
         return "was"
