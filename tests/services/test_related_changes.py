@@ -133,3 +133,16 @@ def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acm
     tell(user, "I don't watch football.", "2025-02-01", "first")
     tell(user, "I watch a lot of tennis.", "2025-03-15", "later")
     assert holds(current_texts(user), "football"), "not watching football says nothing against tennis"
+
+
+@pytest.mark.parametrize(("first", "then", "kept"), [
+    ("I work for the NHS in a GP surgery.", "I deliver for Deliveroo on weekends for extra cash.", ("NHS",)),
+    ("I live in Leeds.", "I've moved like 9 times in 10 years, army family.", ("Leeds",)),
+    ("I'm a nurse at St Luke's.", "I'm a sucker for old Bollywood songs.", ("nurse",)),
+])
+def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, first, then, kept):
+    user = make_user(acme, "wim")
+    tell(user, first, "2025-02-01", "first")
+    tell(user, then, "2025-03-15", "later")
+    now = current_texts(user)
+    assert holds(now, *kept) and not holds(now, "works", "Bollywood"), now

@@ -46,6 +46,20 @@ SLOTS: dict[str, tuple[str, bool]] = {
     # the rules' slots for the same families: "I have two cats" (rules) and "we adopted a puppy" (here) meet
     "pets": ("pet", False), "health_condition": ("health", False),
 }
+# Slots whose value is a name: a statement without one ("I've moved 9 times") is kept outside them.
+_NAMED_SLOTS = frozenset({"city", "hometown", "employer", "workplace", "school"})
+_CAPITALISED = re.compile(r"(?<=\w)\W+(?-i:[A-Z])")  # after the first word
+_LOWERCASE_PLACE = re.compile(r"\b(?:to|in|at|for|from)\s+(?!(?:the|a|an|my|our|his|her|their|this|that)\b)[a-z]{3,}")
+
+
+def _names_something(piece: str) -> bool:
+    """A capitalised word after the first; in a message typed all in lower case, a word after "to", "in"..."""
+    return bool(_CAPITALISED.search(piece) or (piece == piece.lower() and _LOWERCASE_PLACE.search(piece)))
+
+
+_WORK_SLOTS = frozenset({"job", "employer", "workplace"})
+_ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|side (?:job|gig|hustle)"
+                          r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
 SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
 
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
@@ -439,6 +453,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
             attribute = ""
         if about == subject and attribute in taken:
             attribute = ""  # the rules already fill this slot from this message: keep the words beside it
+        if attribute in _NAMED_SLOTS and not _names_something(piece):
+            attribute = ""  # "I've moved like 9 times": no place to put in the city slot
+        if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
+            attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute and single and (about, attribute) in filled:
             if message_changes and _WAS.search(piece):
                 continue  # what the old value was like ("vegan was too hard"): it must not stay current

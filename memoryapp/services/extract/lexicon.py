@@ -314,6 +314,18 @@ JOB_SUFFIXES = ("er", "or", "ist", "ian", "eer")
 NOT_JOBS = frozenset(
     {
         "fan",
+        "sucker",
+        "stickler",
+        "nerd",
+        "addict",
+        "junkie",
+        "snob",
+        "worrier",
+        "dreamer",
+        "perfectionist",
+        "optimist",
+        "pessimist",
+        "procrastinator",
         "bit",
         "lot",
         "mother",
