@@ -124,9 +124,13 @@ def test_a_request_after_a_fact_is_cut_off():
 
 
 @pytest.mark.django_db
-def test_a_fact_before_a_request_is_kept(send):
-    user = send("I'm allergic to shellfish, can you suggest a dinner recipe?")
-    assert any(mentions(t, ("shellfish",)) for t in current_texts(user))
+@pytest.mark.parametrize(("said", "must"), [
+    ("I'm allergic to shellfish, can you suggest a dinner recipe?", ("shellfish",)),
+    ("i'm deaf in one ear so can u keep the voice notes short?", ("deaf",)),
+])
+def test_a_fact_before_a_request_is_kept(send, said, must):
+    user = send(said)
+    assert any(mentions(t, must) for t in current_texts(user)), current_texts(user)
 
 
 @pytest.mark.django_db

@@ -158,7 +158,9 @@ _PIECE_BREAK = re.compile(
     r"|,\s+(?=(?:and |but |so |plus )?(?:now |then |since )?(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|our|he|she"
     r"|they|it's|can you|could you|would you|please|what|which|how|where|when|any|should i|is there|do you|\w+ing"
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
-    r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got|became|now)\b)",
+    r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got|became|now)\b)"
+    # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
+    r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)",
     re.I,
 )
 _FILLER = re.compile(
