@@ -524,8 +524,8 @@ _NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn
 _PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
 
 
-def related_close(*, draft: MemoryDraft, changes: bool, said_at: datetime, new_id: UUID, actor: ActorRef,
-                  message_changes: bool = False) -> None:
+def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, said_at: datetime, new_id: UUID,
+                  actor: ActorRef) -> None:
     """The user said something new about a kind of fact the judge found no slot value of to replace:
     "Can't believe my boy is 5 now" after "my son is 4", "I do IT support now" after "I'm a
     photographer", "got a cat this weekend" after "I've never had a pet". The value it replaces ends
@@ -661,8 +661,9 @@ def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
             or _part_of_the_other(memory, old)]
 
 
-_NOT_CONTENT = frozenset({"the", "a", "an", "user", "user's", "is", "are", "was", "has", "have", "had", "their",
-                          "them", "they", "and", "of", "in", "at", "to", "for", "with", "household", "household's"})
+# Words that say nothing of a value ("not" does: "is not single" is no part of "is single").
+_NOT_CONTENT = (_VALUE_FILLER - {"not"}) | {"user", "user's", "is", "are", "was", "has", "have", "had", "their",
+                                           "them", "they", "household", "household's"}
 
 
 def _part_of_the_other(one: Memory, other: Memory) -> bool:

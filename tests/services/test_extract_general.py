@@ -200,6 +200,10 @@ def test_training_reproduces_the_shipped_weights(tmp_path):
     # The same decisions, up to the float noise of the encoder.
     assert np.allclose(classifier.durable_probability(x, pieces, retrained),
                        classifier.durable_probability(x, pieces, shipped), atol=0.02)
+    assert retrained.change_threshold == pytest.approx(shipped.change_threshold, abs=0.02)
+    vectors = x[:, : -len(classifier.cue_features([""])[0])]
+    assert np.allclose(classifier.change_probability(vectors, pieces, retrained),
+                       classifier.change_probability(vectors, pieces, shipped), atol=0.02)
 
 
 def test_the_word_leg_reads_a_piece_as_the_trained_vectorizer_does():

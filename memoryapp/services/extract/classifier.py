@@ -7,10 +7,10 @@ more facts at the same rate of spurious memories (out of fold on dev, at 3.9% of
 must yield nothing: 87% of fact pieces, against 79% for a linear model of the vector alone). The
 family is a logistic regression over the vector. A third classifier reads a whole message: does it
 say that something in the speaker's life changed, in any words (services.apply then ends the value it
-replaces); out of fold on dev it hears 84% of change statements at 5% of plain fact statements.
-Trained from the corpus' dev split by
-`python -m memoryapp.services.extract.train` and shipped as weights.npz; at run time only numpy dot
-products (importing scikit-learn would cost ingest a second per worker and nothing at all here)."""
+replaces); out of fold on dev it hears 84% of change statements at 5% of plain fact statements. All
+are trained from the corpus' dev split by `python -m memoryapp.services.extract.train` and shipped as
+weights.npz; at run time only numpy dot products (importing scikit-learn would cost ingest a second per
+worker and nothing at all here)."""
 
 from __future__ import annotations
 
