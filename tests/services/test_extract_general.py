@@ -236,3 +236,16 @@ def test_a_name_said_in_passing_fills_the_name_slot_with_the_name_alone(said, na
 def test_the_speakers_own_things_after_their_name_are_theirs():
     assert general.third_person("I quit my job", "Olga") == "Olga quit their job."
     assert general.third_person("My dog is called Rex", "Olga") == "Olga's dog is called Rex."
+
+
+@pytest.mark.parametrize(("said", "whose", "text"), [
+    ("My parents live in Nagpur.", "olga's parents", "Olga's parents live in Nagpur."),
+    ("My mother-in-law lives with us.", "olga's mother-in-law", "Olga's mother-in-law lives with Olga."),
+    ("My mum lives in Cardiff.", "olga's mother", "Olga's mother lives in Cardiff."),
+])
+def test_a_relatives_fact_is_theirs_not_the_users(said, whose, text):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    assert [(c.subject, c.text) for c in found] == [(whose, text)]

@@ -237,7 +237,10 @@ def third_person(piece: str, who: str) -> str:
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
     text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{whose} household{m[1]} {_agreeing(m[2])}", text, count=1, flags=re.I)
-    text = re.sub(r"\b(?:we|us)\b", "they", text, flags=re.I) if not starts_with_speaker else text
+    if starts_with_speaker:  # "My mother-in-law lives with us": with the speaker
+        text = re.sub(r"\bus\b", who, text, flags=re.I)
+    else:
+        text = re.sub(r"\b(?:we|us)\b", "they", text, flags=re.I)
     text = re.sub(r"\bI\b", who, text)
     # "my" after the speaker is named in the same sentence is "their" ("Maria quit their job"), else
     # the speaker's possessive ("Maria's dog is called Rex").

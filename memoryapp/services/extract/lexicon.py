@@ -75,6 +75,20 @@ HEALTH_ADJECTIVES = {
 RELATIONSHIP_STATUSES = ("married", "single", "engaged", "divorced", "widowed", "separated", "in a relationship")
 RELATIVES = (
     "best friend",
+    # "my mother-in-law" is not "my mother", "my parents" are not the user
+    "mother-in-law",
+    "father-in-law",
+    "sister-in-law",
+    "brother-in-law",
+    "son-in-law",
+    "daughter-in-law",
+    "in-laws",
+    "parents",
+    "grandparents",
+    "granddaughter",
+    "grandson",
+    "stepson",
+    "stepdaughter",
     "boyfriend",
     "girlfriend",
     "grandmother",
