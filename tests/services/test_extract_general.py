@@ -127,6 +127,8 @@ def test_a_request_after_a_fact_is_cut_off():
 @pytest.mark.parametrize(("said", "must"), [
     ("I'm allergic to shellfish, can you suggest a dinner recipe?", ("shellfish",)),
     ("i'm deaf in one ear so can u keep the voice notes short?", ("deaf",)),
+    # a contraction typed without its apostrophe reads like the usual one
+    ("im colorblind so could u describe the charts in words", ("colorblind",)),
 ])
 def test_a_fact_before_a_request_is_kept(send, said, must):
     user = send(said)

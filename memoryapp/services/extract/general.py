@@ -210,7 +210,15 @@ def _clean(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     kept = "".join(c for c in text if unicodedata.category(c) not in ("So", "Sk", "Cs", "Co")
                    and c not in "\u200d\ufe0f")
-    return " ".join(kept.split())
+    return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
+
+
+# Contractions typed without their apostrophe ("im colorblind", "dont eat pork"), written as usual so that
+# they read like the rest ("ill", "id", "were", "wont", "its" are words of their own and stay).
+_APOSTROPHE = {word.replace("'", ""): word for word in (
+    "i'm", "i've", "don't", "doesn't", "didn't", "can't", "isn't", "aren't", "wasn't", "haven't", "hasn't",
+    "couldn't", "shouldn't", "wouldn't", "that's", "what's", "they're", "you're")}
+_UNCONTRACTED = re.compile(rf"\b(?:{'|'.join(_APOSTROPHE)})\b", re.I)
 
 
 def _without_fillers(text: str) -> str:
