@@ -17,6 +17,14 @@ def holds(texts: list[str], *words: str) -> bool:
     return any(mentions(text, words) for text in texts)
 
 
+def told_in_turn(acme, name: str, first: str, then: str) -> list[str]:
+    """A new user says `first`, six weeks later `then`: what holds now."""
+    user = make_user(acme, name)
+    tell(user, first, "2025-02-01", "first")
+    tell(user, then, "2025-03-15", "later")
+    return current_texts(user)
+
+
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
     # none of a kind, then one: no change word needed
     ("I've never owned a bike.", "Bought a bike last weekend, a red Trek.", ("never", "bike"), ("Trek",)),
@@ -48,10 +56,7 @@ HEARD_CHANGES = [
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), HEARD_CHANGES)
 def test_a_change_said_without_a_change_word_ends_the_old_value(acme, before, after, old, new):
-    user = make_user(acme, "rhea")
-    tell(user, before, "2025-02-01", "first")
-    tell(user, after, "2025-03-15", "later")
-    now = current_texts(user)
+    now = told_in_turn(acme, "rhea", before, after)
     assert holds(now, *new) and not holds(now, *old), now
 
 
@@ -64,10 +69,7 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
 
     monkeypatch.setattr(classifier, "_weights", replace(classifier.weights(), change_threshold=2.0))
     for number, (before, after, old, _) in enumerate(HEARD_CHANGES):
-        user = make_user(acme, f"sol{number}")
-        tell(user, before, "2025-02-01", "first")
-        tell(user, after, "2025-03-15", "later")
-        assert holds(current_texts(user), *old)
+        assert holds(told_in_turn(acme, f"sol{number}", before, after), *old)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
@@ -84,10 +86,7 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
      ("engaged",), ("Vienna",)),
 ])
 def test_a_change_ends_every_memory_that_still_says_the_old_value(acme, before, after, old, new):
-    user = make_user(acme, "tove")
-    tell(user, before, "2025-02-01", "first")
-    tell(user, after, "2025-03-15", "later")
-    now = current_texts(user)
+    now = told_in_turn(acme, "tove", before, after)
     assert holds(now, *new) and not holds(now, *old), now
 
 
@@ -98,10 +97,9 @@ def test_a_name_said_of_someone_else_is_not_the_users(acme):
 
 
 def test_a_value_said_beside_the_ended_one_stays(acme):
-    user = make_user(acme, "ugo")
-    tell(user, "I'm allergic to peanuts. I'm also allergic to shellfish.", "2025-02-01", "first")
-    tell(user, "Good news, I'm not allergic to peanuts anymore!", "2025-03-15", "later")
-    assert holds(current_texts(user), "shellfish")
+    now = told_in_turn(acme, "ugo", "I'm allergic to peanuts. I'm also allergic to shellfish.",
+                       "Good news, I'm not allergic to peanuts anymore!")
+    assert holds(now, "shellfish"), now
 
 
 @pytest.mark.parametrize(("earlier", "changes", "kept"), [
@@ -141,8 +139,5 @@ def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acm
     ("I'm a nurse at St Luke's.", "I'm a sucker for old Bollywood songs.", ("nurse",)),
 ])
 def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, first, then, kept):
-    user = make_user(acme, "wim")
-    tell(user, first, "2025-02-01", "first")
-    tell(user, then, "2025-03-15", "later")
-    now = current_texts(user)
+    now = told_in_turn(acme, "wim", first, then)
     assert holds(now, *kept) and not holds(now, "works", "Bollywood"), now
