@@ -84,6 +84,8 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
      ("married",), ("just",)),
     ("My brother Karl is engaged to his college sweetheart.", "karl got married in Vienna on Saturday!!",
      ("engaged",), ("Vienna",)),
+    # "Mum and Dad" and "my parents" are the same two people
+    ("My parents live in Boston.", "Mum and Dad moved down to Florida last spring.", ("Boston",), ("Florida",)),
 ])
 def test_a_change_ends_every_memory_that_still_says_the_old_value(acme, before, after, old, new):
     now = told_in_turn(acme, "tove", before, after)

@@ -501,6 +501,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
 def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
     """Whose fact the piece states, as candidates name it: the user (`subject`), one of their people
     ("sam's mom": "my mom is 64", "Mom hit 65"), or None for anyone or anything else."""
+    if _BOTH_PARENTS.match(piece):
+        return f"{subject}'s parents"
     people = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
     relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({people})\b", piece, re.I)
     if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()):
@@ -512,6 +514,9 @@ def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
     return subject
 
 
+# "Mum and Dad moved to Pune", "my mom and dad": the two of them are the parents, not the mother alone.
+_BOTH_PARENTS = re.compile(r"(?:(?:my|our)\s+)?(?:mum|mom|mother|dad|father)\s+(?:and|&)\s+(?:my\s+)?"
+                           r"(?:mum|mom|mother|dad|father)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
 # "Aisha moved", "she needs", "his name is Milo" (not the user's name).
 _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:is|was|has|had|and|\w+s|\w+ed)\b"
