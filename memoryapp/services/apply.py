@@ -554,13 +554,14 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
     # itself, or the classifier hear one in the message (25 dev users of 15 facts lost 7 of their 375 facts
     # to changes without this rule; 1 with it, 3 since the classifier is heard too).
-    if old is None and (not changes or message_changes or _SAYS_CHANGE.search(draft.text)):
+    said_in_words = bool(_SAYS_CHANGE.search(draft.text))
+    if old is None and (not changes or message_changes or said_in_words):
         # A relative's news never replaces the user's own value; a statement kept as the user's may be about
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
         theirs = Q(subject=draft.subject)
         if "'s " not in draft.subject:
             theirs |= Q(subject__startswith=f"{draft.subject}'s ")
-        bar = REPLACEMENT_BAR if not changes or _SAYS_CHANGE.search(draft.text) else HEARD_CHANGE_BAR
+        bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
         old = _replaced(_nearest(current.filter(theirs), draft, RELATED_CHANGE_CANDIDATES), draft, bar)
     if old is None:
         return

@@ -203,10 +203,14 @@ def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = Non
     squared = (x * x).sum(axis=1, keepdims=True) + (w.support_vectors ** 2).sum(axis=1) - 2 * x @ w.support_vectors.T
     margin = np.exp(-w.gamma * np.maximum(squared, 0.0)) @ w.dual_coef + w.vector_intercept
     vector_leg = _sigmoid(w.calibration[0] * margin + w.calibration[1])
-    word_logits = np.array([float(values @ w.word_coef[columns]) for columns, values in
-                            (_word_weights(text, w) for text in texts)], dtype=np.float32).reshape(len(texts))
-    word_leg = _sigmoid(word_logits + w.word_intercept)
+    word_leg = _sigmoid(_word_logits(texts, w.word_coef, w) + w.word_intercept)
     return (vector_leg + word_leg) / 2
+
+
+def _word_logits(texts: list[str], coef: np.ndarray, w: Weights) -> np.ndarray:
+    """Each text's word vector (the word leg's vocabulary) dotted with `coef`, read sparse."""
+    return np.array([float(values @ coef[columns]) for columns, values in (_word_weights(text, w) for text in texts)],
+                    dtype=np.float32).reshape(len(texts))
 
 
 def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
@@ -216,9 +220,7 @@ def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None 
     w = w or weights()
     vector_leg = _sigmoid(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1) @ w.change_coef
                           + w.change_intercept)
-    word_logits = np.array([float(values @ w.change_word_coef[columns]) for columns, values in
-                            (_word_weights(text, w) for text in texts)], dtype=np.float32).reshape(len(texts))
-    return (vector_leg + _sigmoid(word_logits + w.change_word_intercept)) / 2
+    return (vector_leg + _sigmoid(_word_logits(texts, w.change_word_coef, w) + w.change_word_intercept)) / 2
 
 
 def says_change(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
@@ -240,5 +242,4 @@ def family_probabilities(x: np.ndarray, w: Weights | None = None) -> np.ndarray:
 
 def family(x: np.ndarray, w: Weights | None = None) -> list[str]:
     w = w or weights()
-    scores = x @ w.family_coef.T + w.family_intercept
-    return [w.families[i] for i in np.argmax(scores, axis=1)]
+    return [w.families[i] for i in np.argmax(family_probabilities(x, w), axis=1)]

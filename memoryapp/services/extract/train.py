@@ -98,10 +98,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     texts_array = np.array(texts, dtype=object)
 
     # Out-of-fold probabilities, folds by message so a message's pieces never inform their own score.
-    rng = np.random.default_rng(SEED)
-    unique = np.unique(groups)
-    fold_of = dict(zip(unique, rng.integers(0, FOLDS, len(unique)), strict=True))
-    folds = np.array([fold_of[g] for g in groups])
+    folds = _folds(groups)
     margins, word_oof = np.zeros(len(y)), np.zeros(len(y))
     for fold in range(FOLDS):
         train_on = (folds != fold) & statements
@@ -183,10 +180,7 @@ def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
     def probability(models, rows: np.ndarray) -> np.ndarray:
         return (models[0].predict_proba(vectors[rows])[:, 1] + models[1].predict_proba(words[rows])[:, 1]) / 2
 
-    rng = np.random.default_rng(SEED)
-    unique = np.unique(groups)
-    fold_of = dict(zip(unique, rng.integers(0, FOLDS, len(unique)), strict=True))
-    folds = np.array([fold_of[g] for g in groups])
+    folds = _folds(groups)
     oof = np.zeros(len(y))
     for fold in range(FOLDS):
         oof[folds == fold] = probability(fitted(folds != fold), folds == fold)
@@ -203,6 +197,13 @@ def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
         "change_word_intercept": np.float32(word_model.intercept_[0]),
         "change_threshold": np.float32(threshold),
     }
+
+
+def _folds(groups: np.ndarray) -> np.ndarray:
+    """Each example's fold (of FOLDS, seeded): examples of one group always share theirs."""
+    unique = np.unique(groups)
+    fold_of = dict(zip(unique, np.random.default_rng(SEED).integers(0, FOLDS, len(unique)), strict=True))
+    return np.array([fold_of[g] for g in groups])
 
 
 def _check_word_features(vectorizer, terms, texts: list[str]) -> None:
