@@ -1,25 +1,32 @@
 """Fits the model that decides whether a change ends an old memory kept in another slot
 (services.apply.REPLACEMENT_MODEL) and prints how it separates replaced values from unrelated facts.
 
-    .venv/bin/python bench/change_closing.py [--split dev]
+    .venv/bin/python bench/change_closing.py [--split dev] [--folds 4]
 
 Data: the corpus' change pairs of the split (dev: the model is never fitted on test), each sent to a
-fresh user who first holds four unrelated facts, as `evaluate write-accuracy` does. For every memory the
-change wrote that names the new value, and every memory the user held before it: the pair is labelled
-*replaced* when the old memory names the pair's old value, *unrelated* when it names one of the four
-facts (others are left out). Features: their cosine, how much their fact families agree (the dot
-product of the family model's probabilities), whether their likeliest families are the same. Prints each
-feature's AUC, the out-of-fold AUC of the logistic model, its coefficients (REPLACEMENT_MODEL), and, for
-bars from 0.3 to 0.9, how many pairs whose old value the rest of the write path left current the model
-would end, against how many unrelated facts, closing each change's best-scoring memory.
+fresh user who first holds four unrelated facts, as `evaluate write-accuracy` does. Cross-fitted: the
+corpus parts are dealt into folds, and each fold's pairs are written with classifier weights trained on
+the other folds' dev files, so that the family model is as unsure of them as it is of sentences it never
+saw (with the shipped weights, trained on these very pairs, their families would agree far too well).
+For every memory the change wrote that names the new value, and every memory the user held before it:
+the pair is labelled *replaced* when the old memory names the pair's old value, *unrelated* when it names
+one of the four facts (others are left out). Features: their cosine, how much their fact families agree
+(the dot product of the family model's probabilities), whether their likeliest families are the same.
+Prints each feature's AUC, the out-of-fold AUC of the logistic model, its coefficients
+(REPLACEMENT_MODEL), and, for bars from 0.3 to 0.9, how many pairs whose old value the rest of the write
+path left current the model would end, against how many unrelated facts, closing each change's
+best-scoring memory.
 """
 
 # ruff: noqa: E402  (Django is configured before the project is imported)
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 from setup_django import setup_django
@@ -32,13 +39,42 @@ from memoryapp.evaluation import write_accuracy, write_corpus
 from memoryapp.models import Memory, Organization
 from memoryapp.selectors.scoping import valid_at
 from memoryapp.services import apply
-from memoryapp.services.extract import classifier
+from memoryapp.services.extract import classifier, train
 
 
-def pairs_written(split: str) -> list[dict]:
-    """Per change pair: the new value's memories, and the user's memories before it with their label."""
+def _part(item_id: str) -> str:
+    return item_id.split("-", 1)[0]
+
+
+def pairs_cross_fitted(split: str, folds: int) -> list[dict]:
+    """pairs_written for each fold of corpus parts, under weights trained without that fold's dev files."""
     pairs = write_corpus.changes(split)
     facts = [m for m in write_corpus.messages(split) if m.family != "none"]
+    parts = sorted({_part(pair.id) for pair in pairs})
+    found = []
+    try:
+        for fold in range(folds):
+            held_out = set(parts[fold::folds])
+            with tempfile.TemporaryDirectory() as folder:
+                for path in write_corpus.CORPUS_DIR.glob("*.dev.jsonl"):
+                    if path.name.split(".")[0].rsplit("-", 1)[1] not in held_out:
+                        shutil.copy(path, Path(folder) / path.name)
+                weights = Path(folder) / "weights.npz"
+                np.savez_compressed(weights, **train.train(Path(folder)))
+                classifier._weights = classifier.load(weights)
+            print(f"fold {fold + 1}/{folds}: parts {', '.join(sorted(held_out))} held out")
+            for written in pairs_written([pair for pair in pairs if _part(pair.id) in held_out], facts):
+                olds = [memory for memory, _, _ in written["old"]]
+                # Under this fold's weights: the family model must not have seen the pair.
+                written["features"] = [features(new, olds) for new in written["new"]] if olds else []
+                found.append(written)
+    finally:
+        classifier._weights = None  # the shipped weights again
+    return found
+
+
+def pairs_written(pairs: list, facts: list) -> list[dict]:
+    """Per change pair: the new value's memories, and the user's memories before it with their label."""
     organization = Organization.objects.create(name=f"bench-change-closing-{uuid.uuid4().hex[:8]}")
     found = []
     bar, apply.REPLACEMENT_BAR = apply.REPLACEMENT_BAR, 2.0  # the model off: "current" is what the rest left
@@ -73,7 +109,7 @@ def pairs_written(split: str) -> list[dict]:
 def features(new: Memory, olds: list[Memory]) -> np.ndarray:
     texts = [new.text, *(m.text for m in olds)]
     vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in [new, *olds]])
-    probabilities = classifier.family_probabilities(classifier.features(texts, vectors))
+    probabilities = classifier.family_probabilities(texts, vectors)
     cosines = vectors[1:] @ vectors[0]
     agreement = probabilities[1:] @ probabilities[0]
     same = (probabilities[1:].argmax(axis=1) == probabilities[0].argmax()).astype(np.float32)
@@ -86,16 +122,16 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="dev", choices=write_corpus.SPLITS)
+    parser.add_argument("--folds", type=int, default=4, help="folds of corpus parts for cross-fitting")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     rows, labels, still_current, pair_of = [], [], [], []
-    for number, pair in enumerate(pairs_written(args.split)):
-        olds = [memory for memory, _, _ in pair["old"]]
-        for new in pair["new"] if olds else []:
-            rows.append(features(new, olds))
+    for number, pair in enumerate(pairs_cross_fitted(args.split, args.folds)):
+        for row in pair["features"]:
+            rows.append(row)
             labels += [label for _, label, _ in pair["old"]]
             still_current += [current for _, _, current in pair["old"]]
-            pair_of += [number] * len(olds)
+            pair_of += [number] * len(pair["old"])
     x, y = np.vstack(rows), np.array(labels)
     current, pair_of = np.array(still_current), np.array(pair_of)
     print(f"{args.split} split: {len(set(pair_of))} pairs, {len(y)} (new, old) memory pairs, {int(y.sum())} replaced")

@@ -32,14 +32,21 @@ def said_then_changed(acme, before, after):
      ("Tobias",), ("flatmate",)),
     ("My cousin Ines works at Siemens.", "Ines left Siemens and now works for a small bakery in Graz.",
      ("Siemens",), ("bakery",)),
+    # ("Mango passed away last winter." may stay: it tells the change)
     ("We have a tabby cat called Mango.", "Mango passed away last winter, we adopted a beagle named Otto.",
-     ("Mango",), ("Otto",)),
+     ("tabby",), ("Otto",)),
     # the old value named beside the new one: closed, and the new memory does not repeat it
     ("I live in Ghent.", "We traded Ghent for Utrecht in the autumn.", ("Ghent",), ("Utrecht",)),
     ("I use an Android phone.", "I switched from Android to a Pixel-free life: an iPhone 15 now.", ("Android",),
      ("iPhone",)),
     ("I drink black coffee every morning.", "These days I drink green tea instead of black coffee.", ("coffee",),
      ("tea",)),
+    # cancelled; and named in more words than the memory holds ("shifts"), all but one of them in it
+    ("I'm a member at Fitness First.", "Cancelled fitness first, I joined the climbing wall on Elm Street.",
+     ("Fitness",), ("climbing",)),
+    ("I help at the church soup kitchen every Sunday.",
+     "Stopped doing the soup kitchen rotas, I coach the under-9s football team on Sundays now.",
+     ("soup",), ("football",)),
 ])
 def test_a_change_that_names_the_old_value_closes_it(acme, before, after, old, new):
     texts = said_then_changed(acme, before, after)
@@ -81,6 +88,12 @@ def test_ending_words_name_only_what_ended():
     # nothing named (a bare noun would end whatever mentions it), or nothing ended
     assert general.ended("I quit my job.") == ()
     assert general.ended("I live in York and love it.") == ()
+
+
+def test_one_word_of_a_longer_name_is_not_enough_to_end_a_memory(acme):
+    texts = said_then_changed(acme, "I work at the city library. I'm learning Italian at the city college.",
+                              "I left the city library archive team, I run the children's corner now.")
+    assert any(mentions(text, ("college",)) for text in texts), texts
     assert general.without_old("We swapped Leeds for York in May") == "We switched to York in May"
 
 

@@ -202,22 +202,40 @@ def test_training_reproduces_the_shipped_weights(tmp_path):
     # The same decisions, up to the float noise of the encoder.
     assert np.allclose(classifier.durable_probability(x, pieces, retrained),
                        classifier.durable_probability(x, pieces, shipped), atol=0.02)
+    assert np.allclose(classifier.family_probabilities(pieces, vectors_of(x), retrained),
+                       classifier.family_probabilities(pieces, vectors_of(x), shipped), atol=0.02)
     assert retrained.change_threshold == pytest.approx(shipped.change_threshold, abs=0.02)
-    vectors = x[:, : -len(classifier.cue_features([""])[0])]
-    assert np.allclose(classifier.change_probability(vectors, pieces, retrained),
-                       classifier.change_probability(vectors, pieces, shipped), atol=0.02)
+    assert np.allclose(classifier.change_probability(vectors_of(x), pieces, retrained),
+                       classifier.change_probability(vectors_of(x), pieces, shipped), atol=0.02)
 
 
-def test_the_word_leg_reads_a_piece_as_the_trained_vectorizer_does():
+def vectors_of(x: np.ndarray) -> np.ndarray:
+    return x[:, : -len(classifier.cue_features([""])[0])]
+
+
+@pytest.mark.parametrize("leg", ["durable", "family"])
+def test_the_word_legs_read_a_text_as_the_trained_vectorizer_does(leg):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     shipped = classifier.load()
-    pieces = ["I'm allergic to peanuts", "my sister Ana is a vet", "what's the weather like?", "Zyx qwv"]
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, vocabulary=list(shipped.word_index))
-    vectorizer.fit(pieces)
-    vectorizer.idf_ = shipped.word_idf  # the trained weights, not these four pieces'
-    assert np.allclose(classifier.word_features(pieces, shipped), vectorizer.transform(pieces).toarray(), atol=1e-5)
-    assert not classifier.word_features(["Zyx qwv"], shipped).any(), "words never seen in training count for nothing"
+    index, idf = ((shipped.word_index, shipped.word_idf) if leg == "durable"
+                  else (shipped.family_word_index, shipped.family_word_idf))
+    texts = ["I'm allergic to peanuts", "my sister Ana is a vet", "The user lives in Hamburg.", "Zyx qwv"]
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, vocabulary=list(index))
+    vectorizer.fit(texts)
+    vectorizer.idf_ = idf  # the trained weights, not these four texts'
+    assert np.allclose(classifier.word_features(texts, index, idf), vectorizer.transform(texts).toarray(), atol=1e-5)
+    assert not classifier.word_features(["Zyx qwv"], index, idf).any(), "words never seen in training count for nothing"
+
+
+def test_the_family_model_reads_a_memory_as_it_reads_what_the_user_said():
+    from memoryapp import embeddings
+
+    said = ["I live in Hamburg with my daughter", "my sister is a nurse at St Mary's", "I'm allergic to cats"]
+    written = [general.third_person(text, "the user") for text in said]
+    texts = said + written
+    families = classifier.family(texts, embeddings.encode(texts))
+    assert families[:3] == families[3:], list(zip(texts, families, strict=True))
 
 
 @pytest.mark.parametrize(("said", "name", "text"), [
@@ -251,3 +269,24 @@ def test_a_relatives_fact_is_theirs_not_the_users(said, whose, text):
 
     found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
     assert [(c.subject, c.text) for c in found] == [(whose, text)]
+
+
+@pytest.mark.parametrize(("said", "whose", "word"), [
+    ("hubby's a sergeant in the police", "olga's husband", "sergeant"),
+    ("mum retired last month, she loves it", "olga's mother", "retired"),
+    ("sis started uni in Cardiff", "olga's sister", "Cardiff"),
+])
+def test_a_relative_named_bare_and_in_lower_case_is_still_the_users(said, whose, word):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    assert any(c.subject == whose and mentions(c.text, (word,)) for c in found), [(c.subject, c.text) for c in found]
+
+
+def test_a_word_that_only_sometimes_names_a_relative_does_not_start_a_fact_about_them():
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput("boy, was I wrong about that film", WHEN)], subject="olga")
+    assert not any(c.subject.startswith("olga's") for c in found), [(c.subject, c.text) for c in found]

@@ -67,9 +67,10 @@ SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.value
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
                 r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
                 r"|retired|traded|ditched|said goodbye")
+_DEATH = r"died|passed away|buried|funeral"  # what the person who died had or did ends with them
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
-                     r"|just|as of|anymore|hit|promoted|graduated|since)\b", re.I)
-_REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays)\b", re.I)
+                     rf"|just|as of|anymore|hit|promoted|graduated|since|{_DEATH})\b", re.I)
+_REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{_DEATH})\b", re.I)
 _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded)\b",
                             re.I)
 _WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
@@ -111,6 +112,7 @@ _REPLACED = re.compile(r"\breplaced\s+(?P<old>[^,.;!?]+?)\s+with\s+", re.I)
 _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
+               r"|cancell?ed|canceled|unsubscribed from|moved on from|stepped down from|resigned from"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
                rf"|done with|finished with|off of)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
     re.compile(r"\bno longer\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)(?=\s+(?:since|because|after|now)\b|[,.;:!?]|$)", re.I),
@@ -123,7 +125,8 @@ _ENDED = (
 )
 _OLD_FILLER = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "whole", "old", "entire", "it", "that",
                          "this", "them", "idea", "all", "of", "up", "me", "him", "us", "from", "with", "into", "now",
-                         "anymore", "anyway", "then", "just", "really", "some", "time"})
+                         "anymore", "anyway", "then", "just", "really", "some", "time", "doing", "going", "being",
+                         "having", "membership", "subscription"})
 
 
 def ended(text: str) -> tuple[str, ...]:
@@ -299,17 +302,19 @@ def complete(
     if not work:
         return candidates
     texts = [piece for _, _, found in work for piece in found]
-    x = classifier.features(texts, _vectors(work))
+    vectors = _vectors(work)
+    x = classifier.features(texts, vectors)
     probability = np.where(classifier.not_a_statement(texts), 0.0, classifier.durable_probability(x, texts))
     margin = probability - classifier.thresholds(x)  # at least 0: durable
-    families = classifier.family(x)
+    family_probabilities = classifier.family_probabilities(texts, vectors)
+    families = [classifier.weights().families[i] for i in family_probabilities.argmax(axis=1)]
     # A message that says something changed is about one slot: its pieces that say the change ("I left
     # Accenture", "joined Loopwise") take the family of the whole message, which a short piece alone often
     # misses; the others keep their own ("we threw him a party" after "my dad turned 70" is no age).
     at = 0
     for _, episode, found in work:
         if len(found) > 1 and _CHANGE.search(episode.content):
-            whole = classifier.family(x[at : at + len(found)].mean(axis=0, keepdims=True))[0]
+            whole = classifier.weights().families[family_probabilities[at : at + len(found)].mean(axis=0).argmax()]
             for offset, piece in enumerate(found):
                 if _CHANGE.search(piece):
                     families[at + offset] = whole
@@ -460,6 +465,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(piece, text, subject=subject, who=who)
+        if about not in (None, subject) and not _OWNED.match(piece):
+            text = third_person(without_old(f"my {piece}"), who)  # "Grandpa turned 89": the user's grandpa
         if about is None:
             attribute = ""  # about someone or something else: never in a slot of the user's
         if about and about != subject and (about, attribute) in taken_by:
@@ -505,13 +512,22 @@ def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
         return f"{subject}'s parents"
     people = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
     relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({people})\b", piece, re.I)
-    if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()):
+    if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()
+                     or relative[1].lower() in _KIN):
         return f"{subject}'s {relative_key(relative[1])}"
     if _SPEAKER.search(piece) or text.startswith(sentence(who)):
         return subject
     if _SOMEONE_ELSE.match(piece):
         return None  # "Aisha moved to Lagos", "Tokyo has ...", "she needs more space": someone else's
     return subject
+
+
+# Words that name one of the user's people even bare and in lower case at the start of a message ("hubby made
+# inspector", "mum retired"); the others also start sentences about anyone ("boy, was I wrong", "friend of
+# a friend", "partner in crime").
+_KIN = frozenset(RELATIVES) - {"boy", "girl", "friend", "best friend", "partner", "boss", "manager", "twin",
+                               "colleague", "coworker", "neighbor", "neighbour", "roommate", "flatmate"}
+_OWNED = re.compile(r"(?:my|our)\b", re.I)
 
 
 # "Mum and Dad moved to Pune", "my mom and dad": the two of them are the parents, not the mother alone.

@@ -133,6 +133,7 @@ RELATIVES = (
     "boy",
     "girl",
     "hubby",
+    "sis",
 )
 # One slot key per person whatever word names them: "my mum lives in Cardiff" and later "Mom moved to
 # Bristol" are the same person's city. Texts keep the user's own word; only the subject is keyed.
@@ -140,7 +141,7 @@ RELATIVE_KEYS = {
     "mum": "mother", "mom": "mother", "dad": "father", "stepmom": "stepmother", "stepdad": "stepfather",
     "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance", "fiancé": "fiance",
     "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
-    "boy": "son", "girl": "daughter", "hubby": "husband", "manager": "boss",
+    "boy": "son", "girl": "daughter", "hubby": "husband", "manager": "boss", "sis": "sister",
 }
 
 
