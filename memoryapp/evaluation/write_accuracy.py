@@ -19,7 +19,8 @@ Definitions:
   session s2. Then, as of now (selectors.scoping.valid_at: status, validity and belief time):
   *new value current* when a current memory mentions after.must, *old value still current* when
   a current memory mentions before.must and not after.must (one that mentions both tells the change:
-  "Max died yesterday.", "The user moved to Seville, Madrid was too expensive."); *recognised* when
+  "The user moved to Seville, Madrid was too expensive."), nor says it is over in words `before` did not
+  use ("The user is no longer vegetarian.": _holds_old_value; since 2026-12-01); *recognised* when
   the new value is current and the old is not (closed: superseded, invalidated or its validity
   ended). Also *new value written*: an active memory mentions after.must, current or not.
   change recognition = recognised / pairs.
@@ -35,6 +36,7 @@ went wrong are kept for the dev split only: the test split is never read while t
 from __future__ import annotations
 
 import random
+import re
 import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -204,10 +206,30 @@ def _mentioned(texts: list[str], must) -> bool:
 
 
 def _holds_old_value(texts: list[str], pair) -> bool:
-    """A memory that names the old value and not the new one. One that names both tells the change
-    ("Max died yesterday.", "The user moved to Seville, Madrid was too expensive.")."""
+    """A memory that names the old value and not the new one, unless it says the old value is over in words
+    the first statement did not use. One that names both tells the change ("The user moved to Seville,
+    Madrid was too expensive."); so does one that says it ended ("The user is no longer vegetarian.",
+    "Jake and the user split in February."), though "The user doesn't eat meat." still holds its own value
+    when the first statement said so."""
+    said_before = _words_of_ending(pair.before)
     return any(write_corpus.mentions(t, pair.before_must) and not write_corpus.mentions(t, pair.after_must)
+               and not _words_of_ending(t) - said_before
                for t in texts)
+
+
+def says_over(text: str) -> bool:
+    """Whether a text says something is over ("The user sold the Vespa.", "no longer vegetarian")."""
+    return bool(_words_of_ending(text))
+
+
+def _words_of_ending(text: str) -> set[str]:
+    return {word.lower() for word in _SAYS_OVER.findall(text)}
+
+
+# Words that say a value is over (a memory saying them of the old value does not hold it).
+_SAYS_OVER = re.compile(r"\b(?:no longer|not|never|anymore|any more|quit|left|stopped|gave up|given up|sold|split"
+                        r"|broke up|divorced|died|passed away|ended|last day|cancell?ed|moved out|retired from)\b"
+                        r"|n't\b", re.I)
 
 
 def _message_row(name: str, counts: Counter) -> dict:

@@ -643,7 +643,7 @@ def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
     return [memory for memory in beside if dropped & set(_WORD.findall(memory.text.lower()))]
 
 
-_NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d[\w.,]*)")
+_NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d+(?:[.,]\d+)*\w*)")  # "19." names 19, "4.5" itself
 
 
 def _replaced(nearest: list[Memory], draft: MemoryDraft, bar: float) -> Memory | None:

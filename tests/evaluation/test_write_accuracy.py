@@ -116,3 +116,17 @@ def test_a_memory_that_names_both_values_tells_the_change_and_does_not_hold_the_
                                    split="dev")
     assert not write_accuracy._holds_old_value(["Rex died, the user's household adopted Bonnie."], pair)
     assert write_accuracy._holds_old_value(["The user's dog is Rex.", "The user adopted Bonnie."], pair)
+
+
+def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_old_value_said_so_too():
+    def pair(before: str, before_must: str, after: str, after_must: str):
+        return write_corpus.ChangePair(id="t-c10", family="diet", way="no_longer", before=before,
+                                       before_must=(before_must,), after=after, after_must=(after_must,),
+                                       question="Diet?", split="dev")
+
+    veggie = pair("I'm vegetarian.", "vegetarian", "Not vegetarian anymore, I eat chicken now.", "chicken")
+    assert not write_accuracy._holds_old_value(["The user is no longer vegetarian.", "The user eats chicken."], veggie)
+    assert write_accuracy._holds_old_value(["The user is vegetarian.", "The user eats chicken."], veggie)
+    # The first statement was itself a negative: the same negative still holds the old value.
+    no_meat = pair("I don't eat meat.", "meat", "I eat fish again, pescatarian now.", "pescatarian")
+    assert write_accuracy._holds_old_value(["The user doesn't eat meat."], no_meat)

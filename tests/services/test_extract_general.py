@@ -290,3 +290,18 @@ def test_a_word_that_only_sometimes_names_a_relative_does_not_start_a_fact_about
 
     found = get_extractor("rules").extract([EpisodeInput("boy, was I wrong about that film", WHEN)], subject="olga")
     assert not any(c.subject.startswith("olga's") for c in found), [(c.subject, c.text) for c in found]
+
+
+@pytest.mark.parametrize(("said", "whose", "word"), [
+    ("My son quit the swim team and joined the chess club.", "olga's son", "chess"),
+    ("Priya left Unilever and now works at a tea startup in Pune.", None, "startup"),
+])
+def test_what_follows_and_goes_on_with_the_person_the_sentence_began_with(said, whose, word):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    told = [c for c in found if mentions(c.text, (word,))]
+    assert told and not any(c.text.startswith("Olga ") for c in told), [(c.subject, c.text) for c in found]
+    if whose:
+        assert {c.subject for c in told} == {whose}

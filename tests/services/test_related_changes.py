@@ -153,3 +153,12 @@ def test_a_person_named_in_one_memory_and_described_in_another_leaves_neither_be
                          "nils is my husband now!! 💍 small wedding, just family")
     assert not any(mentions(text, ("boyfriend", "Nils")) for text in texts), texts
     assert any(mentions(text, ("husband",)) for text in texts), texts
+
+
+def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
+    # "The user's grandson Minjun is 19." names 19, which "The user's grandson is 19 years old." beside it
+    # also says: both end when "Minjun turned 20" (the stop once kept the second current).
+    from memoryapp.services import apply
+
+    assert apply._NAMING_WORD.findall("The user's grandson Minjun is 19.") == ["The", "Minjun", "19"]
+    assert apply._NAMING_WORD.findall("Her dog weighs 4.5 kg, born on the 3rd.") == ["Her", "4.5", "3rd"]

@@ -443,14 +443,16 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
               if margin >= bar(piece) and not _covered(piece, own, subject)]
     ending = [c for c in chosen if _ENDS_ONLY.search(c[0])]
     if message_changes and ending:
-        # "I quit German, doing Mandarin now": the piece that only ends the old value is not written when
-        # another statement of the message says what holds now, even one the classifier alone would doubt:
-        # the message as a whole was judged durable.
+        # "I quit German, doing Mandarin now": when the piece that only ends the old value is durable, so is
+        # every other statement of the message that says what holds now, even one the classifier alone would
+        # doubt: the message as a whole was judged durable.
         rest = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
                 if (piece, kind) not in ending and not _ENDS_ONLY.search(piece) and not _covered(piece, own, subject)
                 and margin > -(CHANGE_PIECE_MARGIN if _CHANGE_PIECE.search(piece) else CHANGE_MARGIN)]
         if rest:
-            chosen = [(piece, ending[0][1]) for piece, _ in rest]
+            # The ending piece stays, outside any slot, as the history of the change ("The user gave up
+            # smoking."): the news is what holds now, and the old value is closed by what it names.
+            chosen = [(piece, ending[0][1]) for piece, _ in rest] + [(piece, "") for piece, _ in ending]
     taken = {c.attribute for c in own if c.attribute and c.subject == subject}
     taken_by = {(c.subject, c.attribute) for c in own if c.attribute}
     # One value per single slot from one message: the piece that says "now" if one does, else the first; the
@@ -459,14 +461,16 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
     chosen.sort(key=lambda c: not _NOW.search(c[0]))
     filled: set[tuple[str, str]] = set()
     made = []
+    continued = _continued(found)
     for piece, kind in chosen:
-        text = third_person(without_old(piece), who)
+        said = continued.get(piece, piece)
+        text = third_person(without_old(said), who)
         if not text or len(text) < 8:
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
-        about = _about(piece, text, subject=subject, who=who)
-        if about not in (None, subject) and not _OWNED.match(piece):
-            text = third_person(without_old(f"my {piece}"), who)  # "Grandpa turned 89": the user's grandpa
+        about = _about(said, text, subject=subject, who=who)
+        if about not in (None, subject) and not _OWNED.match(said):
+            text = third_person(without_old(f"my {said}"), who)  # "Grandpa turned 89": the user's grandpa
         if about is None:
             attribute = ""  # about someone or something else: never in a slot of the user's
         if about and about != subject and (about, attribute) in taken_by:
@@ -505,13 +509,33 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
     return made
 
 
+def _continued(found: list[str]) -> dict[str, str]:
+    """The pieces that go on with the person the piece before them began with, given that person: "Ines
+    left Siemens and | now works for a bakery" -> "Ines now works for a bakery" (not the speaker's job)."""
+    continued = {}
+    for before, piece in zip(found, found[1:], strict=False):
+        lead = _LEAD.match(before)
+        first = piece.split(" ", 1)[0].lower()
+        if (lead and lead[1].lower() not in _NOT_A_LEAD
+                and (first in _PAST or first.endswith("ed") or first in _ADVERBS)):
+            continued[piece] = f"{lead[1]} {piece}"
+    return continued
+
+
+# Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
+_PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
+_LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+)?"
+                   r"|(?-i:[A-Z])[a-z][\w'-]*|he|she)\s", re.I)
+_NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
+                         "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well"})
+
+
 def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
     """Whose fact the piece states, as candidates name it: the user (`subject`), one of their people
     ("sam's mom": "my mom is 64", "Mom hit 65"), or None for anyone or anything else."""
     if _BOTH_PARENTS.match(piece):
         return f"{subject}'s parents"
-    people = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
-    relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({people})\b", piece, re.I)
+    relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({_PEOPLE})\b", piece, re.I)
     if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()
                      or relative[1].lower() in _KIN):
         return f"{subject}'s {relative_key(relative[1])}"
@@ -535,7 +559,8 @@ _BOTH_PARENTS = re.compile(r"(?:(?:my|our)\s+)?(?:mum|mom|mother|dad|father)\s+(
                            r"(?:mum|mom|mother|dad|father)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
 # "Aisha moved", "she needs", "his name is Milo" (not the user's name).
-_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:is|was|has|had|and|\w+s|\w+ed)\b"
+_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
+                           r"(?:is|was|has|had|and|\w+s|\w+ed)\b"
                            r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
 
