@@ -234,7 +234,8 @@ def test_the_family_model_reads_a_memory_as_it_reads_what_the_user_said():
     said = ["I live in Hamburg with my daughter", "my sister is a nurse at St Mary's", "I'm allergic to cats"]
     written = [general.third_person(text, "the user") for text in said]
     texts = said + written
-    families = classifier.family(texts, embeddings.encode(texts))
+    probabilities = classifier.family_probabilities(texts, embeddings.encode(texts))
+    families = [classifier.weights().families[i] for i in probabilities.argmax(axis=1)]
     assert families[:3] == families[3:], list(zip(texts, families, strict=True))
 
 

@@ -261,8 +261,3 @@ def family_probabilities(texts: list[str], vectors: np.ndarray, w: Weights | Non
 def _softmax(scores: np.ndarray) -> np.ndarray:
     exp = np.exp(scores - scores.max(axis=1, keepdims=True))
     return exp / exp.sum(axis=1, keepdims=True)
-
-
-def family(texts: list[str], vectors: np.ndarray, w: Weights | None = None) -> list[str]:
-    w = w or weights()
-    return [w.families[i] for i in np.argmax(family_probabilities(texts, vectors, w), axis=1)]

@@ -525,7 +525,7 @@ def _continued(found: list[str]) -> dict[str, str]:
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+)?"
-                   r"|(?-i:[A-Z])[a-z][\w'-]*|he|she)\s", re.I)
+                   r"|(?-i:[A-Z])[a-z][\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
 _NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
                          "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well"})
 
