@@ -170,7 +170,9 @@ _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|quick update|update|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
     r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello|since|because|as"
-    r"|although|though|while|now that|fwiw|imo|ngl)\b\s*[:,!.\-]*\s*",
+    r"|although|though|while|now that|fwiw|imo|ngl"
+    # exclamations, not possessives: "My goodness, what a day!" says nothing of the user's goodness
+    r"|oh my (?:god|gosh|goodness)|my (?:god|gosh|goodness|word|bad)|oh my|omg|good grief|gosh|wow)\b\s*[:,!.\-]*\s*",
     re.I,
 )
 _TAIL = re.compile(r"(?:\s+(?:lol|haha+|lmao|xd|:\)|:\(|:d))+\s*$", re.I)

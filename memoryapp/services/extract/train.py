@@ -173,7 +173,7 @@ def _family_models(pieces: np.ndarray, vectors: np.ndarray, families: np.ndarray
         "family_intercept": vector_model.intercept_.astype(np.float32),
         "family_word_terms": np.array(vectorizer.get_feature_names_out(), dtype=str),
         "family_word_idf": vectorizer.idf_.astype(np.float32),
-        "family_word_coef": word_model.coef_.astype(np.float16),  # half the file; its rounding changes no argmax
+        "family_word_coef": word_model.coef_.astype(np.float16),  # half the file, three significant digits
         "family_word_intercept": word_model.intercept_.astype(np.float32),
         "families": np.array(vector_model.classes_, dtype=str),
     }
