@@ -265,10 +265,7 @@ def test_the_speakers_own_things_after_their_name_are_theirs():
     ("My mum lives in Cardiff.", "olga's mother", "Olga's mother lives in Cardiff."),
 ])
 def test_a_relatives_fact_is_theirs_not_the_users(said, whose, text):
-    from memoryapp.services.extract import get_extractor
-    from memoryapp.services.extract.base import EpisodeInput
-
-    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    found = olga_says(said)
     assert [(c.subject, c.text) for c in found] == [(whose, text)]
 
 
@@ -278,10 +275,7 @@ def test_a_relatives_fact_is_theirs_not_the_users(said, whose, text):
     ("sis started uni in Cardiff", "olga's sister", "Cardiff"),
 ])
 def test_a_relative_named_bare_and_in_lower_case_is_still_the_users(said, whose, word):
-    from memoryapp.services.extract import get_extractor
-    from memoryapp.services.extract.base import EpisodeInput
-
-    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    found = olga_says(said)
     assert any(c.subject == whose and mentions(c.text, (word,)) for c in found), [(c.subject, c.text) for c in found]
 
 
@@ -298,10 +292,7 @@ def test_a_word_that_only_sometimes_names_a_relative_does_not_start_a_fact_about
     ("Priya left Unilever and now works at a tea startup in Pune.", None, "startup"),
 ])
 def test_what_follows_and_goes_on_with_the_person_the_sentence_began_with(said, whose, word):
-    from memoryapp.services.extract import get_extractor
-    from memoryapp.services.extract.base import EpisodeInput
-
-    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+    found = olga_says(said)
     told = [c for c in found if mentions(c.text, (word,))]
     assert told and not any(c.text.startswith("Olga ") for c in told), [(c.subject, c.text) for c in found]
     if whose:
@@ -312,3 +303,11 @@ def test_what_follows_and_goes_on_with_the_person_the_sentence_began_with(said, 
 def test_an_exclamation_that_starts_with_my_is_no_possession(said):
     # (the classifier would most often doubt "The user's goodness." too, but not on sentences it never saw)
     assert not any(piece.lower().startswith("my") for piece in general.pieces(said)), general.pieces(said)
+
+
+def olga_says(said: str) -> list:
+    """The rules extractor's candidates for one message of Olga's."""
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    return get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
