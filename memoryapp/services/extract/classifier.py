@@ -9,7 +9,7 @@ family is read the same way, from the vector and from the words, by two logistic
 pieces and on the memories written from them (so that the write path can compare an old memory's family
 with a new one's). A third classifier reads a whole message: does it
 say that something in the speaker's life changed, in any words (services.apply then ends the value it
-replaces); out of fold on dev it hears 84% of change statements at 5% of plain fact statements. All
+replaces); out of fold on dev it hears 89% of change statements at 5% of plain fact statements. All
 are trained from the corpus' dev split by `python -m memoryapp.services.extract.train` and shipped as
 weights.npz; at run time only numpy dot products (importing scikit-learn would cost ingest a second per
 worker and nothing at all here)."""
@@ -151,7 +151,7 @@ class Weights:
     family_intercept: np.ndarray  # (families,)
     family_word_index: dict  # term -> column
     family_word_idf: np.ndarray  # (terms,)
-    family_word_coef: np.ndarray  # (families, terms)
+    family_word_coef: np.ndarray  # (terms, families)
     family_word_intercept: np.ndarray  # (families,)
     families: tuple[str, ...]
     dev_hash: str  # the dev files the weights were trained from (train.dev_hash)
@@ -187,7 +187,7 @@ def load(path: Path = WEIGHTS_PATH) -> Weights:
             family_intercept=data["family_intercept"],
             family_word_index={str(term): column for column, term in enumerate(data["family_word_terms"])},
             family_word_idf=data["family_word_idf"],
-            family_word_coef=data["family_word_coef"].astype(np.float32),
+            family_word_coef=np.ascontiguousarray(data["family_word_coef"].astype(np.float32).T),
             family_word_intercept=data["family_word_intercept"],
             families=tuple(str(f) for f in data["families"]),
             dev_hash=str(data["dev_hash"]),
@@ -215,15 +215,16 @@ def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = Non
     squared = (x * x).sum(axis=1, keepdims=True) + (w.support_vectors ** 2).sum(axis=1) - 2 * x @ w.support_vectors.T
     margin = np.exp(-w.gamma * np.maximum(squared, 0.0)) @ w.dual_coef + w.vector_intercept
     vector_leg = _sigmoid(w.calibration[0] * margin + w.calibration[1])
-    word_leg = _sigmoid(_word_logits(texts, w.word_coef, w) + w.word_intercept)
+    word_leg = _sigmoid(_word_logits(texts, w.word_coef, w.word_index, w.word_idf) + w.word_intercept)
     return (vector_leg + word_leg) / 2
 
 
-def _word_logits(texts: list[str], coef: np.ndarray, w: Weights) -> np.ndarray:
-    """Each text's word vector (the word leg's vocabulary) dotted with `coef`, read sparse."""
-    weighted = (_word_weights(text, w.word_index, w.word_idf) for text in texts)
-    return np.array([float(values @ coef[columns]) for columns, values in weighted],
-                    dtype=np.float32).reshape(len(texts))
+def _word_logits(texts: list[str], coef: np.ndarray, index: dict, idf: np.ndarray) -> np.ndarray:
+    """Each text's word vector over a vocabulary (`index`, `idf`) times `coef` (terms,) or (terms, classes),
+    read sparse: (texts,) or (texts, classes)."""
+    weighted = (_word_weights(text, index, idf) for text in texts)
+    return np.array([values @ coef[columns] for columns, values in weighted],
+                    dtype=np.float32).reshape(len(texts), *coef.shape[1:])
 
 
 def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
@@ -233,7 +234,8 @@ def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None 
     w = w or weights()
     vector_leg = _sigmoid(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1) @ w.change_coef
                           + w.change_intercept)
-    return (vector_leg + _sigmoid(_word_logits(texts, w.change_word_coef, w) + w.change_word_intercept)) / 2
+    word_leg = _sigmoid(_word_logits(texts, w.change_word_coef, w.word_index, w.word_idf) + w.change_word_intercept)
+    return (vector_leg + word_leg) / 2
 
 
 def says_change(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
@@ -251,10 +253,7 @@ def family_probabilities(texts: list[str], vectors: np.ndarray, w: Weights | Non
     path writes from them ("I live in Hamburg", "The user lives in Hamburg."), so they read either."""
     w = w or weights()
     vector_scores = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1) @ w.family_coef.T
-    word_scores = np.vstack([values @ w.family_word_coef[:, columns].T if len(columns) else
-                             np.zeros(len(w.families), dtype=np.float32)
-                             for columns, values in (_word_weights(text, w.family_word_index, w.family_word_idf)
-                                                     for text in texts)]).reshape(len(texts), -1)
+    word_scores = _word_logits(texts, w.family_word_coef, w.family_word_index, w.family_word_idf)
     return (_softmax(vector_scores + w.family_intercept) + _softmax(word_scores + w.family_word_intercept)) / 2
 
 

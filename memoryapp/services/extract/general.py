@@ -112,7 +112,7 @@ _REPLACED = re.compile(r"\breplaced\s+(?P<old>[^,.;!?]+?)\s+with\s+", re.I)
 _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
-               r"|cancell?ed|canceled|unsubscribed from|moved on from|stepped down from|resigned from"
+               r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
                rf"|done with|finished with|off of)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
     re.compile(r"\bno longer\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)(?=\s+(?:since|because|after|now)\b|[,.;:!?]|$)", re.I),
@@ -265,13 +265,19 @@ def third_person(piece: str, who: str) -> str:
     text = re.sub(r"\bi\b", who, text)
     if not starts_with_speaker and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
         first = text.split(" ", 1)[0].lower()
-        if first in _PAST or first.endswith("ed") or first in _ADVERBS:
+        if _says_what_was_done(first):
             text = f"{who} {text[:1].lower()}{text[1:]}"  # "Moved back home to Seville": the speaker is understood
         elif first.endswith("ing") and len(first) > 4:
             text = f"{who} is {text}"
         elif text[:1].islower():
             text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
+
+
+def _says_what_was_done(first_word: str) -> bool:
+    """Whether a piece starting with this word leaves its doer understood ("moved back home", "now works
+    at a bakery"): a past tense or an adverb."""
+    return first_word in _PAST or first_word.endswith("ed") or first_word in _ADVERBS
 
 
 def _agreeing(verb: str) -> str:
@@ -517,9 +523,7 @@ def _continued(found: list[str]) -> dict[str, str]:
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
         lead = _LEAD.match(before)
-        first = piece.split(" ", 1)[0].lower()
-        if (lead and lead[1].lower() not in _NOT_A_LEAD
-                and (first in _PAST or first.endswith("ed") or first in _ADVERBS)):
+        if lead and lead[1].lower() not in _NOT_A_LEAD and _says_what_was_done(piece.split(" ", 1)[0].lower()):
             continued[piece] = f"{lead[1]} {piece}"
     return continued
 
