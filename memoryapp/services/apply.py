@@ -527,7 +527,8 @@ REPLACEMENT_MODEL = (9.071, 3.691, 3.514, -4.821)  # cosine, family agreement, s
 REPLACEMENT_BAR = 0.5  # on dev: 59 old values the rest left current are ended, for 11 unrelated facts
 HEARD_CHANGE_BAR = 0.7  # when only the classifier heard a change in the message (no change word): 39 for 9
 _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowadays|instead|switched|moved|relocated"
-                          r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold)\b",
+                          r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold"
+                          r"|recovered|got over|renamed|changed (?:my|our|their) minds?)\b",
                           re.I)
 # "I've never had a pet", "I don't have any allergies", "I don't really exercise": a statement that the
 # subject has none of a kind, which any later statement of that kind ends, said with a change word or not.
@@ -609,6 +610,7 @@ def _person_named(current, draft: MemoryDraft) -> Memory | None:
     from memoryapp.services.extract.lexicon import RELATIVES, relative_key
 
     said = set(_WORD.findall(draft.text.lower()))
+    said |= {word.removesuffix("'s") for word in said}  # "jamie's been transferred" names Jamie
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
     said -= set(_WORD.findall(user_display_name(draft.user).lower()))  # the user is not one of their people
     owner = draft.subject.split("'s ", 1)[0]

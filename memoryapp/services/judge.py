@@ -117,7 +117,12 @@ def _judge_meaning(
     value = normalize(candidate.value)
     same_value = [m for m in slot if _same_value(m, value)]
 
+    # "I don't like olives" is kept as the value "not olives": saying so again adds nothing, and saying the
+    # value holds again ends it.
+    said_not = [m for m in slot if normalize(m.value) == normalize(f"not {candidate.value}")]
     if candidate.relation == "negate":
+        if said_not:
+            return Decision(Op.NOOP, said_not[-1], f"{candidate.attribute} already known not to hold; source appended")
         target = same_value[-1] if same_value else (slot[-1] if slot and candidate.cardinality == "single" else None)
         if target is None:
             return Decision("", None, f"nothing known about {candidate.attribute} to end")
@@ -130,6 +135,8 @@ def _judge_meaning(
             return Decision(Op.NOOP, same_value[-1], f"{candidate.attribute} already known; source appended")
         if candidate.relation == "correct" and slot:
             return Decision(Op.INVALIDATE, slot[-1], f"{candidate.attribute} corrected by the user", also_add=True)
+        if said_not and candidate.relation in ("state", "change", "refine"):
+            return Decision(Op.SUPERSEDE, said_not[-1], f"{candidate.attribute} holds again")
         if candidate.relation == "change" and slot and candidate.valid_from > slot[-1].valid_from:
             # "I switched to Italian": extractors mark a change in a many-valued slot only when the
             # words say a value was replaced (services.extract.general), so the latest one ends.

@@ -311,3 +311,63 @@ def olga_says(said: str) -> list:
     from memoryapp.services.extract.base import EpisodeInput
 
     return get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga", name="Olga")
+
+
+@pytest.mark.parametrize(("said", "text"), [
+    # no subject: the speaker is understood, and their own things are "their"
+    ("Bought my first house last spring", "Maria bought their first house last spring."),
+    ("Taught myself to knit over lockdown", "Maria taught themselves to knit over lockdown."),
+    ("Studying my second degree part-time", "Maria is studying their second degree part-time."),
+    # the speaker is one of "us"; "we all" keeps its plural verb
+    ("No cars for us, we cycle everywhere", "No cars for Maria, Maria's household cycles everywhere."),
+    ("we all call my grandmother Nana", "Maria's household all call their grandmother Nana."),
+])
+def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said, text):
+    assert general.third_person(said, "Maria") == text
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    # an emoji between words ends a clause, unless it stands for the verb
+    ("just turned 50 🎉 what should I plan for the party?", ["just turned 50", "what should I plan for the party?"]),
+    ("I ❤️ Copenhagen", ["I love Copenhagen"]),
+    # the fact before a question that ends the sentence after a comma
+    ("my dad is diabetic and loves baking, recipe ideas?", ["my dad is diabetic and loves baking", "recipe ideas?"]),
+    # a supposition goes on after "and"
+    ("what if I sold the flat and moved to the coast", ["what if I sold the flat and moved to the coast"]),
+])
+def test_pieces_end_where_the_statement_ends(said, expected):
+    assert general.pieces(said) == expected
+
+
+@pytest.mark.parametrize(("said", "statement"), [
+    ("my dentist says I should floss more", False),
+    ("my brother keeps telling me I should get a dog", False),
+    ("dad wants me to take over the shop", False),
+    ("is it bad that I still sleep with a teddy??", False),
+    ("my daughter started walking this week??", True),
+    ("I got the job!?", True),
+])
+def test_others_views_of_what_the_user_should_do_are_no_statements_and_surprise_is_no_question(said, statement):
+    assert bool(classifier.not_a_statement([said])[0]) is not statement
+
+
+@pytest.mark.parametrize("said", [
+    "After ten years I left the bank and opened a bakery.",
+    "Grandad finally retired, now he spends his days fishing.",
+])
+def test_what_follows_and_goes_on_with_no_word_that_only_opens_the_sentence(said):
+    texts = [c.text for c in olga_says(said)]
+    assert not any(text.startswith(("After opened", "Grandad now he")) for text in texts), texts
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("before", "after", "old"), [
+    ("I've had shingles for a month, it's miserable.", "I've finally recovered from the shingles!", ("had", "shingles")),
+    ("Our parrot Kiki is 30 years old.", "Kiki passed in the night 💔 we're heartbroken", ("30", "years")),
+    ("My cousin Aoife is a tax lawyer in Cork.", "aoife's been made partner at her firm!", ("tax", "lawyer")),
+])
+def test_news_in_everyday_words_ends_the_value_it_replaces(send, before, after, old):
+    user = send(before)
+    assert any(mentions(t, old) for t in current_texts(user)), current_texts(user)
+    send(after, user=user, at=WHEN + timedelta(days=30), session="s2")
+    assert not any(mentions(t, old) for t in current_texts(user)), current_texts(user)

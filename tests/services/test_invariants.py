@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memoryapp.actors import ActorRef
@@ -25,6 +25,8 @@ statement = st.tuples(
 @pytest.mark.django_db
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(statements=st.lists(statement, min_size=1, max_size=12))
+# found by hypothesis: liking, not liking, liking and not liking again left "not a" active twice
+@example(statements=[("likes", "a", "state", 0), ("likes", "a", "negate", 0)] * 2)
 def test_one_active_value_per_slot_and_well_formed_intervals(alice, statements):
     Memory.objects.filter(user=alice).delete()
     Episode.objects.filter(user=alice).delete()

@@ -56,11 +56,16 @@ _CUES: tuple[tuple[str, re.Pattern], ...] = tuple(
 # quotation. A piece that reads so is never a memory, and rule output from it is dropped; the
 # classifier is trained on the other pieces only.
 _NOT_A_STATEMENT = re.compile(
-    r"\?\s*$"
+    # A question mark, except a doubled one after a statement, said in surprise ("finn turned 3 and eats broccoli??")
+    r"(?<![?!])\?\s*$"
+    r"|^\W*(?:is|are|am|was|were|do|does|did|can|could|will|have|has|any|anyone|anybody)\b.*\?[?!]*\s*$"
     r"|^\W*(?:if|what if|suppose|supposing|imagine|pretend|hypothetically|would|should i|could i|can you|could you"
     r"|would you|will you|please|pls|give me|tell me|show me|write|draft|translate|summarize|summarise|explain"
     r"|list|act as|act like|role-?play|you are|what|which|who|where|when|why|how)\b"
-    r"|(?:^|\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)",
+    r"|(?:^|\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)"
+    # someone's view of what the speaker should do: "my mum reckons I should go back to uni"
+    r"|\b(?:thinks?|reckons?|says?|feels?|believes?|keeps? (?:telling me|saying))\s+(?:that\s+)?(?:i|we)\s+"
+    r"(?:should|ought|need|must|could|would)\b|\bwants? (?:me|us) to\b",
     re.I,
 )
 

@@ -66,13 +66,19 @@ SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.value
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
                 r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
-                r"|retired|traded|ditched|said goodbye")
-_DEATH = r"died|passed away|buried|funeral"  # what the person who died had or did ends with them
+                r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed"
+                r"|changed (?:my|our) minds?")
+_DEATH = r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"  # what the person who died had or did ends with them
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
                      rf"|just|as of|anymore|hit|promoted|graduated|since|{_DEATH})\b", re.I)
 _REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{_DEATH})\b", re.I)
-_STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded)\b",
+_STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded"
+                            rf"|{_DEATH})\b",
                             re.I)
+# Something other than the speaker, as it was: "being vegan was too hard", "Lisbon was too expensive" (not "Ada
+# was born", "he was promoted": news).
+_WHAT_IT_WAS_LIKE = re.compile(r"(?!(?:i|i'm|we|we're|my|our)\b)(?:[\w'-]+\s+){1,4}(?:was|were)\b"
+                               r"(?!\s+(?:born|diagnosed|hired|fired|made|accepted|elected|named|promoted)\b)", re.I)
 _WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
 # ...unless the words say the new value joins the old ones ("we have a second cat now").
@@ -97,7 +103,7 @@ _CHANGE_PIECE = re.compile(
 # A piece that only ends the old value ("I quit German", "Marco and I broke up"): with a new value in
 # the same message it is not written, or the old value's words would stay current.
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
-                        r"|stopped|moved out|no longer)\b", re.I)
+                        r"|stopped|moved out|no longer|recovered from|got over|stepped away from)\b", re.I)
 
 # What a change statement says is over: the old value it names. "swapped Lyon for Marseille", "switched from
 # Y to X", "replaced Y with X", "X instead of Y", "left/quit/sold/gave up Y", "no longer Y", "Y and I broke up",
@@ -112,7 +118,8 @@ _REPLACED = re.compile(r"\breplaced\s+(?P<old>[^,.;!?]+?)\s+with\s+", re.I)
 _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
-               r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from"
+               r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
+               r"|walked away from|recovered from|got over|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
                rf"|done with|finished with|off of)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
     re.compile(r"\bno longer\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)(?=\s+(?:since|because|after|now)\b|[,.;:!?]|$)", re.I),
@@ -121,7 +128,7 @@ _ENDED = (
     re.compile(r"\b(?:i|me)\s+and\s+(?P<old>(?-i:[A-Z])[\w'-]+)\s+(?:broke up|split up|split|separated|divorced)\b",
                re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
-               r"(?:moved out|passed away|passed on|died|is gone|was gone|has gone|left us|retired)\b", re.I),
+               rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
 )
 _OLD_FILLER = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "whole", "old", "entire", "it", "that",
                          "this", "them", "idea", "all", "of", "up", "me", "him", "us", "from", "with", "into", "now",
@@ -156,16 +163,30 @@ def without_old(piece: str) -> str:
     return _INSTEAD.sub("", piece)
 
 
-_PIECE_BREAK = re.compile(
+_CLAUSE_START = (
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|\s*\u2014\s*"
     r"|,\s+(?=(?:and |but |so |plus )?(?:now |then |since )?(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|our|he|she"
-    r"|they|it's|can you|could you|would you|please|what|which|how|where|when|any|should i|is there|do you|\w+ing"
+    r"|they|it's|it|can you|could you|would you|please|what|which|how|where|when|any|should i|is there|do you|\w+ing"
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
-    r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got|became|now)\b)"
     # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
-    r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)",
-    re.I,
+    r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
 )
+# "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition.
+_PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got"
+                          r"|became|now)\b)", re.I)
+_SUPPOSED_PIECE_BREAK = re.compile(_CLAUSE_START, re.I)
+_SUPPOSED = re.compile(r"\W*(?:what if|if|suppose|imagine|what would|would|should i|could i)\b", re.I)
+_FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b", re.I)
+
+
+def _statement_then_question(part: str) -> list[str]:
+    """A first-person sentence that ends in a question after its last comma, as the statement and the question."""
+    head, comma, question = part.rpartition(", ")
+    if comma and part.rstrip().endswith("?") and _FIRST_PERSON_START.match(head) and len(head.split()) >= 3:
+        return [head, question]
+    return [part]
+
+
 _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|quick update|update|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
@@ -204,7 +225,10 @@ def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
     for part in split_sentences(_clean(text)):
-        for piece in _PIECE_BREAK.split(part):
+        # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
+        breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
+        # "my wife's birthday is Friday and she loves Thai food, gift ideas?": the fact before the question
+        for piece in (piece for clause in _statement_then_question(part) for piece in breaks.split(clause)):
             piece = _without_fillers(piece).strip(" ,.")
             if re.search(r"\w", piece):
                 found.append(piece)
@@ -213,9 +237,33 @@ def pieces(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    kept = "".join(c for c in text if unicodedata.category(c) not in ("So", "Sk", "Cs", "Co")
-                   and c not in "\u200d\ufe0f")
+    # An emoji between two words ends a clause as a full stop would ("turned 40 on saturday 🎂 does my plan
+    # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").
+    text = _EMOJI_BETWEEN.sub(_between_words, text)
+    kept = "".join(c for c in text if not _is_emoji(c))
     return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
+
+
+def _between_words(emoji: re.Match) -> str:
+    if not _SUBJECT_BEFORE.search(emoji.string, 0, emoji.start()):
+        return ";"
+    return " love " if any(c in _HEARTS for c in emoji[0]) else emoji[0]
+
+
+_HEARTS = frozenset("\u2764\u2665\U0001f495\U0001f496\U0001f497\U0001f493\U0001f49e\U0001f498\U0001f60d\U0001f970")
+
+
+def _is_emoji(c: str) -> bool:
+    return unicodedata.category(c) in ("So", "Sk", "Cs", "Co") or c in "\u200d\ufe0f"
+
+
+_EMOJI_RUN = r"[^\w\s.,;:!?()'\"-]+"
+# ...before what starts a clause: a subject, a question, a capital ("upgraded 🙌 pixel 8 gang" goes on)
+_EMOJI_BETWEEN = re.compile(
+    rf"(?<=\w)\s+(?:{_EMOJI_RUN}\s*)+(?=(?-i:[A-Z])|(?:(?:and|but|so)\s+)?(?:i|i'm|im|i've|we|we're|my|our|he|she"
+    r"|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
+    r"|please|thanks|thank|the|this|that|there|now|also|still|finally)\b)", re.I)
+_SUBJECT_BEFORE = re.compile(r"\b(?:i|we|you|they)$", re.I)
 
 
 # Contractions typed without their apostrophe ("im colorblind", "dont eat pork"), written as usual so that
@@ -245,33 +293,43 @@ def third_person(piece: str, who: str) -> str:
         text = re.sub(pattern, replacement, text, flags=re.I)
     whose = possessive(who)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
+    first = text.split(" ", 1)[0].lower()
+    # "Got my first car", "transferred to ICU": no subject, the speaker's understood
+    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", text, re.I)
+    if unsaid and _says_what_was_done(first):
+        text = f"{who} {text[:1].lower()}{text[1:]}"
+    elif unsaid and first.endswith("ing") and len(first) > 4:
+        text = f"{who} is {text[:1].lower()}{text[1:]}"  # "Doing my masters at Wits", "working in retail now"
+    else:
+        unsaid = False
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
-    text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
-                  lambda m: f"{whose} household{m[1]} {_agreeing(m[2])}", text, count=1, flags=re.I)
-    if starts_with_speaker:  # "My mother-in-law lives with us": with the speaker
-        text = re.sub(r"\bus\b", who, text, flags=re.I)
-    else:
-        text = re.sub(r"\b(?:we|us)\b", "they", text, flags=re.I)
+    # "we all call him Bub": the household, whose verb stays plural after "all" or "both"
+    text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*)( (?:all|both))? (\S+)",
+                  lambda m: f"{whose} household{m[1]}{m[2] or ''} {m[3] if m[2] else _agreeing(m[3])}",
+                  text, count=1, flags=re.I)
+    # "My mother-in-law lives with us", "No pets for us": the speaker is one of "us"
+    text = re.sub(r"\bus\b", who, text, flags=re.I)
+    text = re.sub(r"\bwe\b", "they", text, flags=re.I)
     text = re.sub(r"\bI\b", who, text)
     # "my" after the speaker is named in the same sentence is "their" ("Maria quit their job"), else
     # the speaker's possessive ("Maria's dog is called Rex").
-    text = re.sub(r"\b(?:my|our)\b",
-                  lambda m: "their" if re.search(rf"\b{re.escape(who)}\b", text[: m.start()], re.I) else whose,
+    text = re.sub(r"\b(?:my|our)\b", lambda m: "their" if _named_before(who, text, m.start()) else whose,
                   text, flags=re.I)
-    text = re.sub(r"\b(?:me|myself)\b", who, text, flags=re.I)
+    text = re.sub(r"\bmyself\b", lambda m: "themselves" if _named_before(who, text, m.start()) else who, text,
+                  flags=re.I)
+    text = re.sub(r"\bme\b", who, text, flags=re.I)
     text = re.sub(r"\bmine\b", whose.rstrip("s").rstrip("'") + "'s", text, flags=re.I)
     text = re.sub(r"\bi\b", who, text)
-    if not starts_with_speaker and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
-        first = text.split(" ", 1)[0].lower()
-        if _says_what_was_done(first):
-            text = f"{who} {text[:1].lower()}{text[1:]}"  # "Moved back home to Seville": the speaker is understood
-        elif first.endswith("ing") and len(first) > 4:
-            text = f"{who} is {text}"
-        elif text[:1].islower():
+    if not starts_with_speaker and not unsaid and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
+        if text[:1].islower():
             text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
+
+
+def _named_before(who: str, text: str, at: int) -> bool:
+    return bool(re.search(rf"\b{re.escape(who)}\b", text[:at], re.I))
 
 
 def _says_what_was_done(first_word: str) -> bool:
@@ -471,6 +529,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
     made = []
     continued = _continued(found)
     for piece, kind in chosen:
+        if piece != found[0] and _WHAT_IT_WAS_LIKE.match(piece) and not _CHANGE.search(piece):
+            continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
         said = continued.get(piece, piece)
         text = third_person(without_old(said), who)
         if not text or len(text) < 8:
@@ -523,7 +583,8 @@ def _continued(found: list[str]) -> dict[str, str]:
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
         lead = _LEAD.match(before)
-        if lead and lead[1].lower() not in _NOT_A_LEAD and _says_what_was_done(piece.split(" ", 1)[0].lower()):
+        if (lead and lead[1].lower() not in _NOT_A_LEAD and _says_what_was_done(piece.split(" ", 1)[0].lower())
+                and not _OWN_SUBJECT.match(piece)):
             continued[piece] = f"{lead[1]} {piece}"
     return continued
 
@@ -531,9 +592,15 @@ def _continued(found: list[str]) -> dict[str, str]:
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+)?"
-                   r"|(?-i:[A-Z])[a-z][\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
+                   r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
 _NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
-                         "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well"})
+                         "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well",
+                         "after", "before", "since", "when", "once", "as", "because", "while", "in", "on", "at",
+                         "for", "with", "from", "during", "over", "within", "until", "by", "a", "an", "some", "all",
+                         "every", "each", "this", "these", "those", "there", "here", "what", "who", "how", "why",
+                         "where", "if", "though", "although", "yes", "no", "oh", "ok", "okay", "work", "life"})
+# "and now he spends every day on his farm": a piece that names its own doer goes on with no one else
+_OWN_SUBJECT = re.compile(rf"(?:(?:{'|'.join(_ADVERBS)})\s+)*(?:i|i'm|we|he|she|they|it|you)\b", re.I)
 
 
 def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:

@@ -134,6 +134,9 @@ RELATIVES = (
     "girl",
     "hubby",
     "sis",
+    "daddy",
+    "mummy",
+    "mommy",
 )
 # One slot key per person whatever word names them: "my mum lives in Cardiff" and later "Mom moved to
 # Bristol" are the same person's city. Texts keep the user's own word; only the subject is keyed.
@@ -142,6 +145,7 @@ RELATIVE_KEYS = {
     "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance", "fiancé": "fiance",
     "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
     "boy": "son", "girl": "daughter", "hubby": "husband", "manager": "boss", "sis": "sister",
+    "daddy": "father", "mummy": "mother", "mommy": "mother"
 }
 
 
