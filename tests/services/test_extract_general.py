@@ -362,9 +362,11 @@ def test_what_follows_and_goes_on_with_no_word_that_only_opens_the_sentence(said
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("before", "after", "old"), [
-    ("I've had shingles for a month, it's miserable.", "I've finally recovered from the shingles!", ("had", "shingles")),
+    ("I've had shingles for a month, it's miserable.", "I've finally recovered from the shingles!",
+     ("had", "shingles")),
     ("Our parrot Kiki is 30 years old.", "Kiki passed in the night 💔 we're heartbroken", ("30", "years")),
-    ("My cousin Aoife is a tax lawyer in Cork.", "aoife's been made partner at her firm!", ("tax", "lawyer")),
+    # a name typed in lower case with its 's still names the person
+    ("My cousin Aoife works at a bank in Cork.", "aoife's left the bank, she's teaching in Galway now", ("Cork",)),
 ])
 def test_news_in_everyday_words_ends_the_value_it_replaces(send, before, after, old):
     user = send(before)

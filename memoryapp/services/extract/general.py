@@ -68,7 +68,8 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed"
                 r"|changed (?:my|our) minds?")
-_DEATH = r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"  # what the person who died had or did ends with them
+# What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
+_DEATH = r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
                      rf"|just|as of|anymore|hit|promoted|graduated|since|{_DEATH})\b", re.I)
 _REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{_DEATH})\b", re.I)
@@ -597,7 +598,7 @@ _NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "b
                          "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well",
                          "after", "before", "since", "when", "once", "as", "because", "while", "in", "on", "at",
                          "for", "with", "from", "during", "over", "within", "until", "by", "a", "an", "some", "all",
-                         "every", "each", "this", "these", "those", "there", "here", "what", "who", "how", "why",
+                         "every", "each", "these", "those", "there", "here", "what", "who", "how", "why",
                          "where", "if", "though", "although", "yes", "no", "oh", "ok", "okay", "work", "life"})
 # "and now he spends every day on his farm": a piece that names its own doer goes on with no one else
 _OWN_SUBJECT = re.compile(rf"(?:(?:{'|'.join(_ADVERBS)})\s+)*(?:i|i'm|we|he|she|they|it|you)\b", re.I)
