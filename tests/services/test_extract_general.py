@@ -334,6 +334,9 @@ def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said,
     ("my dad is diabetic and loves baking, recipe ideas?", ["my dad is diabetic and loves baking", "recipe ideas?"]),
     # a supposition goes on after "and"
     ("what if I sold the flat and moved to the coast", ["what if I sold the flat and moved to the coast"]),
+    # a headline before the news is no part of it
+    ("weekend update: we adopted a kitten", ["we adopted a kitten"]),
+    ("plot twist, I'm allergic to my own cat", ["I'm allergic to my own cat"]),
 ])
 def test_pieces_end_where_the_statement_ends(said, expected):
     assert general.pieces(said) == expected
@@ -343,6 +346,10 @@ def test_pieces_end_where_the_statement_ends(said, expected):
     ("my dentist says I should floss more", False),
     ("my brother keeps telling me I should get a dog", False),
     ("dad wants me to take over the shop", False),
+    ("my neighbour reckons the house prices will crash", False),
+    ("my grandad always said never lend money to family", False),
+    ("stuck in the queue at the bank for 25 minutes now", False),
+    ("I swim for 45 minutes before work", True),
     ("is it bad that I still sleep with a teddy??", False),
     ("my daughter started walking this week??", True),
     ("I got the job!?", True),

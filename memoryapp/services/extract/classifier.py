@@ -65,7 +65,11 @@ _NOT_A_STATEMENT = re.compile(
     r"|(?:^|\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)"
     # someone's view of what the speaker should do: "my mum reckons I should go back to uni"
     r"|\b(?:thinks?|reckons?|says?|feels?|believes?|keeps? (?:telling me|saying))\s+(?:that\s+)?(?:i|we)\s+"
-    r"(?:should|ought|need|must|could|would)\b|\bwants? (?:me|us) to\b",
+    r"(?:should|ought|need|must|could|would)\b|\bwants? (?:me|us) to\b"
+    # and someone else's opinion: "my gran always used to say...", "my sister's friend reckons Lisbon is..."
+    r"|\b(?:reckons|thinks|believes|used to say|always says|always said)\b"
+    # a wait measured in minutes: "on hold with the insurance company for 40 minutes now"
+    r"|\bfor (?:over |about |like |almost )?\w+ (?:minutes|mins|hours|hrs|seconds|secs)(?: now| already)?\W*$",
     re.I,
 )
 

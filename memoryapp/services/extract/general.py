@@ -189,10 +189,13 @@ def _statement_then_question(part: str) -> list[str]:
 
 
 _FILLER = re.compile(
-    r"^(?:big news|good news|fun fact|quick intro|quick update|update|heads up|side note|random|so yeah|yeah so"
+    r"^(?:big news|good news|fun fact|quick intro|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
     r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello|since|because|as"
-    r"|although|though|while|now that|fwiw|imo|ngl"
+    r"|although|though|while|now that|fwiw|imo|ngl|turns out|it turns out|plot twist|guess what|guess who|confession"
+    r"|(?:i think )?i can (?:finally |now |honestly )?say|quick thing|small (?:admin )?thing"
+    # "morning routine update:", "new job alert!": a headline before the news
+    r"|(?:[\w']+\s+){0,3}(?:update|news|alert)(?=\s*[:!,\-])"
     # exclamations, not possessives: "My goodness, what a day!" says nothing of the user's goodness
     r"|oh my (?:god|gosh|goodness)|my (?:god|gosh|goodness|word|bad)|oh my|omg|good grief|gosh|wow)\b\s*[:,!.\-]*\s*",
     re.I,
