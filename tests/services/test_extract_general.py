@@ -318,6 +318,7 @@ def olga_says(said: str) -> list:
     ("Bought my first house last spring", "Maria bought their first house last spring."),
     ("Taught myself to knit over lockdown", "Maria taught themselves to knit over lockdown."),
     ("Studying my second degree part-time", "Maria is studying their second degree part-time."),
+    ("cooking for a crowd is in my blood", "Cooking for a crowd is in Maria's blood."),
     # the speaker is one of "us"; "we all" keeps its plural verb
     ("No cars for us, we cycle everywhere", "No cars for Maria, Maria's household cycles everywhere."),
     ("we all call my grandmother Nana", "Maria's household all call their grandmother Nana."),

@@ -302,8 +302,9 @@ def third_person(piece: str, who: str) -> str:
     unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", text, re.I)
     if unsaid and _says_what_was_done(first):
         text = f"{who} {text[:1].lower()}{text[1:]}"
-    elif unsaid and first.endswith("ing") and len(first) > 4:
-        text = f"{who} is {text[:1].lower()}{text[1:]}"  # "Doing my masters at Wits", "working in retail now"
+    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
+        # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
+        text = f"{who} is {text[:1].lower()}{text[1:]}"
     else:
         unsaid = False
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
@@ -330,6 +331,10 @@ def third_person(piece: str, who: str) -> str:
         if text[:1].islower():
             text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
+
+
+_VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had)\b",
+                                re.I)
 
 
 def _named_before(who: str, text: str, at: int) -> bool:
