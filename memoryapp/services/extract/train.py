@@ -40,10 +40,10 @@ def dev_hash(corpus_dir=None) -> str:
     return digest.hexdigest()[:16]
 
 
-def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str], list[str]]:
+def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str]]:
     """(pieces, durable labels, family labels ("" for non-durable), message number for grouping, the
-    text each piece's vector is encoded from, as at run time, the corpus part it was written in)."""
-    texts, labels, families, groups, encoded, parts = [], [], [], [], [], []
+    text each piece's vector is encoded from, as at run time)."""
+    texts, labels, families, groups, encoded = [], [], [], [], []
     group = 0
     for message in write_corpus.messages("dev", corpus_dir):
         group += 1
@@ -55,7 +55,6 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
-            parts.append(_part(message.id))
     for pair in write_corpus.changes("dev", corpus_dir):
         for text, must in ((pair.before, pair.before_must), (pair.after, pair.after_must)):
             group += 1
@@ -67,13 +66,7 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
                     labels.append(1)
                     families.append(pair.family)
                     groups.append(group)
-                    parts.append(_part(pair.id))
-    return texts, labels, families, groups, encoded, parts
-
-
-def _part(item_id: str) -> str:
-    """The corpus part an item was written in: the prefix of its id ("h-m119": part h)."""
-    return item_id.split("-", 1)[0]
+    return texts, labels, families, groups, encoded
 
 
 def train(corpus_dir=None) -> dict[str, np.ndarray]:
@@ -83,7 +76,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
 
     from memoryapp import embeddings
 
-    texts, labels, families, groups, encoded, parts = examples(corpus_dir)
+    texts, labels, families, groups, encoded = examples(corpus_dir)
     x = classifier.features(texts, embeddings.encode(encoded)).astype(np.float64)
     y, groups = np.array(labels), np.array(groups)
     statements = ~classifier.not_a_statement(texts)  # the others are never memories: nothing to learn
@@ -104,10 +97,8 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
 
     texts_array = np.array(texts, dtype=object)
 
-    # Out-of-fold probabilities, folds by corpus part: each part is one writer's voice, and the thresholds
-    # below must hold for a voice the classifier never read (folded by message, a writer's other sentences
-    # informed each score: 3.8% spurious out of fold came out 7.6% on the test split).
-    folds = _part_folds(parts)
+    # Out-of-fold probabilities, folds by message so a message's pieces never inform their own score.
+    folds = _folds(groups)
     margins, word_oof = np.zeros(len(y)), np.zeros(len(y))
     for fold in range(FOLDS):
         train_on = (folds != fold) & statements
@@ -241,12 +232,6 @@ def _folds(groups: np.ndarray) -> np.ndarray:
     unique = np.unique(groups)
     fold_of = dict(zip(unique, np.random.default_rng(SEED).integers(0, FOLDS, len(unique)), strict=True))
     return np.array([fold_of[g] for g in groups])
-
-
-def _part_folds(parts: list[str]) -> np.ndarray:
-    """Each example's fold: the corpus parts, in name order, dealt round the FOLDS."""
-    fold_of = {part: index % FOLDS for index, part in enumerate(sorted(set(parts)))}
-    return np.array([fold_of[part] for part in parts])
 
 
 def _check_word_features(vectorizer, texts: list[str]) -> None:
