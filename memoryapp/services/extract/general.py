@@ -305,8 +305,6 @@ def third_person(piece: str, who: str) -> str:
     elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
         # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
-    else:
-        unsaid = False
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
@@ -327,9 +325,8 @@ def third_person(piece: str, who: str) -> str:
     text = re.sub(r"\bme\b", who, text, flags=re.I)
     text = re.sub(r"\bmine\b", whose.rstrip("s").rstrip("'") + "'s", text, flags=re.I)
     text = re.sub(r"\bi\b", who, text)
-    if not starts_with_speaker and not unsaid and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
-        if text[:1].islower():
-            text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
+    if not starts_with_speaker and text[:1].islower() and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
+        text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
 
 
