@@ -23,7 +23,7 @@ from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organiz
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.grammar import stem
 from memoryapp.services.gate import redact_labelled
-from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history
+from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
@@ -731,7 +731,7 @@ def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDra
     if not decision.op:
         return []
     if candidate.relation == "negate" and decision.op in (Op.SUPERSEDE, Op.QUARANTINE):
-        draft.value = f"not {draft.value}"  # what ends the old value is that it stopped being true
+        draft.value = negated(draft.value)  # what ends the old value is that it stopped being true
     if decision.op == Op.ADD and decision.until is not None:
         memory = memory_add_to_history(draft=draft, within=target, until=decision.until, actor=actor,
                                        reason=decision.reason)

@@ -30,7 +30,7 @@ from memoryapp.models import (
 from memoryapp.selectors.versions import memory_version_ids
 from memoryapp.services.apply import complemented, event_record, memory_invalidate, redaction_record
 from memoryapp.services.gate import redact_labelled, redact_secrets
-from memoryapp.services.judge import RESTATEMENT_SIMILARITY, normalize
+from memoryapp.services.judge import RESTATEMENT_SIMILARITY, negated, normalize
 from memoryapp.services.locks import user_lock
 
 Op = MemoryEvent.Op
@@ -144,7 +144,7 @@ def _rebuilt(memory: Memory, *, remaining: set[UUID], deleted: set[UUID]) -> Reb
     sources = Episode.objects.filter(pk__in=remaining).select_related("user").order_by("occurred_at", "received_at")
     for episode in sources:
         for candidate in episode_candidates(episode, excluded=deleted):
-            said = f"not {candidate.value}" if candidate.relation == "negate" else candidate.value
+            said = negated(candidate.value) if candidate.relation == "negate" else candidate.value
             if not (_states(memory.text, memory.value, memory, candidate, said) or _restates(memory, candidate)):
                 continue  # something else the episode says
             if not text:

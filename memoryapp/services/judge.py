@@ -42,6 +42,11 @@ def normalize(value: str) -> str:
     return " ".join(value.lower().replace(",", " ").split())
 
 
+def negated(value: str) -> str:
+    """How a slot keeps a value said to have stopped being true ("I don't like olives": "not olives")."""
+    return f"not {value}"
+
+
 def value_parts(memory: Memory) -> set[str]:
     """An UPDATE joins complementary values with '; ' (vegetarian; eats eggs)."""
     return {normalize(part) for part in memory.value.split(";") if part.strip()}
@@ -119,7 +124,7 @@ def _judge_meaning(
 
     # "I don't like olives" is kept as the value "not olives": saying so again adds nothing, and saying the
     # value holds again ends it.
-    said_not = [m for m in slot if normalize(m.value) == normalize(f"not {candidate.value}")]
+    said_not = [m for m in slot if normalize(m.value) == normalize(negated(candidate.value))]
     if candidate.relation == "negate":
         if said_not:
             return Decision(Op.NOOP, said_not[-1], f"{candidate.attribute} already known not to hold; source appended")

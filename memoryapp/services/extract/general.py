@@ -325,7 +325,7 @@ def third_person(piece: str, who: str) -> str:
     text = re.sub(r"\bme\b", who, text, flags=re.I)
     text = re.sub(r"\bmine\b", whose.rstrip("s").rstrip("'") + "'s", text, flags=re.I)
     text = re.sub(r"\bi\b", who, text)
-    if not starts_with_speaker and text[:1].islower() and not re.search(rf"\b{re.escape(who)}\b", text, re.I):
+    if not starts_with_speaker and text[:1].islower() and not _named_before(who, text, len(text)):
         text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
 
