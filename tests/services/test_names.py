@@ -32,9 +32,9 @@ def texts(subject, *turns, source="user"):
      "deadbeefcafe", "u_102938", "user", "customer-48213", "XK3J9Q2ZP"],
 )
 def test_an_email_or_opaque_id_is_never_used_as_a_name(external_id):
-    written = texts(external_id, "I live in Madrid.", "My sister is a doctor.", "I left my job.")
-    assert (written["city"], written["job"], written["employer"]) == (
-        "The user lives in Madrid.", "The user's sister is a doctor.", "The user left their job.")
+    turns = [EpisodeInput(t, NOW, "user") for t in ("I live in Madrid.", "My sister is a doctor.", "I left my job.")]
+    written = {c.text for c in RulesExtractor().extract(turns, subject=external_id)}
+    assert {"The user lives in Madrid.", "The user's sister is a doctor.", "The user left their job."} <= written
 
 
 @pytest.mark.parametrize(("external_id", "name"), [("sam", "Sam"), ("riley", "Riley"), ("mary-jane", "Mary-Jane")])
