@@ -493,3 +493,16 @@ def test_a_user_who_gives_the_name_they_are_known_by_is_not_told_it_twice():
     (named,) = RulesExtractor().extract([EpisodeInput("My name is Jordan.", NOW)], subject="jordan")
     assert (named.attribute, named.value, named.text) == ("name", "Jordan", "Jordan is the user's name.")
     assert only("My name is Jordan.").text == "Sam's name is Jordan."
+
+
+@pytest.mark.parametrize("text", ["I'm married to my job lately lol",
+                                  "honestly I'm married to this crossword app ha ha",
+                                  "im engaged to the gym at this point"])
+def test_married_to_a_thing_is_a_figure_of_speech_not_a_status(text):
+    assert [c for c in extract(text) if c.attribute == "relationship_status"] == []
+
+
+@pytest.mark.parametrize("text", ["I'm married to Tom.", "I am married to a nurse.",
+                                  "I'm married to my high school sweetheart", "I'm engaged to my best friend"])
+def test_married_to_a_person_is_a_status(text):
+    assert [c.value for c in extract(text) if c.attribute == "relationship_status"] in (["married"], ["engaged"])

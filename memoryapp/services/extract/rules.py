@@ -359,7 +359,21 @@ def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
 
 
 def _relationship(match: re.Match, clause: _Clause) -> list[_Fact]:
+    partner = re.match(r"\s+to\s+(.+)", match.string[match.end():])
+    if partner and not _names_a_person(partner[1]):
+        return []  # "I'm married to my job", "engaged to this crossword app": a figure of speech
     return [_Fact("relationship_status", match["value"].lower(), _changed(match))]
+
+
+# Whom one is married or engaged to, when not by name, one's people or their work ("a nurse").
+_PERSON_WORDS = frozenset({"man", "woman", "guy", "girl", "lady", "bloke", "fella", "person", "someone", "sweetheart",
+                           "love", "friend", "boyfriend", "girlfriend", "partner", "fiance", "fiancé", "fiancee"})
+
+
+def _names_a_person(phrase: str) -> bool:
+    words = re.findall(r"[\w'-]+", phrase)[:5]
+    return any(word[:1].isupper() or word.lower() in _PERSON_WORDS or word.lower() in JOB_WORDS
+               or word.lower() in FAMILY_MEMBERS for word in words)
 
 
 def _allergy(match: re.Match, clause: _Clause) -> list[_Fact]:
