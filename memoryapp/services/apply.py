@@ -522,7 +522,7 @@ RELATED_CHANGE_CANDIDATES = 5
 # cross-fitted (each pair written under classifier weights trained without its corpus part, so that the
 # families are as uncertain as on sentences never seen): `bench/change_closing.py` fits it again and prints
 # its table. Out of fold the family agreement separates replaced values from unrelated facts better than the
-# cosine (AUC 0.975 against 0.932; the model 0.964).
+# cosine (AUC 0.975 against 0.929; the model 0.962, fitted with parts s and t).
 REPLACEMENT_MODEL = (9.043, 5.294, 3.059, -4.921)  # cosine, family agreement, same family, intercept
 # On dev (605 pairs, ~2,400 unrelated facts held), out of fold: at 0.5, 58 old values the rest left current are
 # ended for 13 unrelated facts; at 0.4, 70 for 16; at 0.3, 83 for 18. Each unrelated fact ended (it goes to the
