@@ -20,10 +20,14 @@ from tests.factories import make_user, say
 NOW = datetime(2025, 3, 5, 10, 0, tzinfo=UTC)
 
 
+def candidates_for(subject, *turns, source="user"):
+    """What the rules write for these turns."""
+    return RulesExtractor().extract([EpisodeInput(t, NOW, source) for t in turns], subject=subject)
+
+
 def texts(subject, *turns, source="user"):
     """The texts the rules write for these turns, by attribute (what else is written is not at issue)."""
-    candidates = RulesExtractor().extract([EpisodeInput(t, NOW, source) for t in turns], subject=subject)
-    return {c.attribute: c.text for c in candidates if c.attribute}
+    return {c.attribute: c.text for c in candidates_for(subject, *turns, source=source) if c.attribute}
 
 
 @pytest.mark.parametrize(
@@ -32,9 +36,9 @@ def texts(subject, *turns, source="user"):
      "deadbeefcafe", "u_102938", "user", "customer-48213", "XK3J9Q2ZP"],
 )
 def test_an_email_or_opaque_id_is_never_used_as_a_name(external_id):
-    turns = [EpisodeInput(t, NOW, "user") for t in ("I live in Madrid.", "My sister is a doctor.", "I left my job.")]
-    written = {c.text for c in RulesExtractor().extract(turns, subject=external_id)}
-    assert {"The user lives in Madrid.", "The user's sister is a doctor.", "The user left their job."} <= written
+    turns = ("I live in Madrid.", "My sister is a doctor.", "I left my job.")
+    said = {c.text for c in candidates_for(external_id, *turns)}
+    assert {"The user lives in Madrid.", "The user's sister is a doctor.", "The user left their job."} <= said
 
 
 @pytest.mark.parametrize(("external_id", "name"), [("sam", "Sam"), ("riley", "Riley"), ("mary-jane", "Mary-Jane")])

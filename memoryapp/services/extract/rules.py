@@ -365,9 +365,9 @@ def _relationship(match: re.Match, clause: _Clause) -> list[_Fact]:
     return [_Fact("relationship_status", match["value"].lower(), _changed(match))]
 
 
-# Whom one is married or engaged to, when not by name, one's people or their work ("a nurse").
+# Whom one is married or engaged to, when not by name, one's family (FAMILY_MEMBERS) or their work ("a nurse").
 _PERSON_WORDS = frozenset({"man", "woman", "guy", "girl", "lady", "bloke", "fella", "person", "someone", "sweetheart",
-                           "love", "friend", "boyfriend", "girlfriend", "partner", "fiance", "fiancé", "fiancee"})
+                           "love", "friend", "fiance", "fiancé", "fiancee"})
 
 
 def _names_a_person(phrase: str) -> bool:
