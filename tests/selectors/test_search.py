@@ -405,12 +405,15 @@ def test_the_approximate_path_finds_the_answer_with_the_real_model(alice, bob, a
     monkeypatch.setattr(search, "_dense_scan", lambda *args: exact_passes.append(args) or scan(*args))
     settings.SEARCH_EXACT_MAX_ROWS = APPROXIMATE
     walk_hnsw_when_approximate(APPROXIMATE)
-    # The walk's budget is the budget test's business: here, the index entries earlier tests of the suite
-    # left behind (rolled back, not yet vacuumed) must not use it up (a fresh clone's suite fell short once).
+    # HNSW's recall is the index's business, not this test's: the entries earlier tests of the suite left
+    # behind (rolled back, not yet vacuumed) reshape the graph, and with the default candidate list the walk
+    # missed the answer on two fresh clones in ten. The widest list (and an unbounded budget) makes the walk
+    # near exhaustive here, so what is tested is the approximate path's scope filtering and ranking.
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.max_scan_tuples = 1000000")
+        cursor.execute("SET LOCAL hnsw.ef_search = 1000")
     params = SearchParams(query="Can Alice eat nuts?", k=3, min_score=0.0)
     result = search_memories(Principal.for_user(alice), user=alice, params=params)
     assert texts(result)[0] == "Alice is allergic to peanuts." and len(result.hits) == 3
