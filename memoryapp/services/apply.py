@@ -458,6 +458,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
     if candidate.ends and users_own:
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
+    if users_own and decision.op == Op.ADD and decision.until is None:
+        later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
     changes = candidate.relation == "change" or candidate.says_change
     says = changes or (candidate.relation == "state" and candidate.cardinality == "multi")
@@ -511,6 +513,62 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
         for memory in same or theirs:
             reason = f"{memory.attribute or 'statement'} ended: the user said {phrase!r} is over"
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+
+
+# Life states that end in a later one, whatever words the change is said in and however unlike the two
+# memories are (a baby's name and weight against "30 weeks pregnant"): (earlier state, later state), each a
+# pattern over memory texts, and whether the later state may be said of the user's people (someone moving in
+# ends the user's living alone; a cousin's baby ends no pregnancy of the user's). World knowledge, not one way
+# of saying it: a change word is not needed.
+LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), of_others)
+                     for earlier, later, of_others in (
+    # a pregnancy ends in a birth
+    (r"\b(?:pregnant|expecting (?:a |our |my |their |the )?(?:baby|first|second|third|twins|little one))\b",
+     r"\b(?:born|arrived|gave birth|birth of|had (?:the|our|my|her|their|a) (?:baby|little)|welcomed (?:a|our|their)"
+     r"|newborn)\b", False),
+    # trying for a child, in a pregnancy
+    (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
+     r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", False),
+    # an illness, an injury or its treatment, in a recovery
+    (r"\b(?:chemo\w*|cancer|treatment|broken|broke (?:my|their|his|her)|fractured?"
+     r"|in (?:a|the) (?:cast|plaster|sling|boot)|long covid|covid|pneumonia|shingles|slipped disc|mono|injur(?:y|ed)"
+     r"|recovering|sick with|infection)\b",
+     r"\b(?:recovered|remission|all clear|(?:scan|test|results?) (?:was|were|is|are|came back) clear|healed|cured"
+     r"|cancer[- ]free|(?:cast|plaster|boot|sling) (?:is|was|came|comes) off|done with (?:treatment|chemo)"
+     r"|rang the bell|got over)\b", False),
+    # working from home, then in the office; in the office, then from home
+    (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
+     r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", False),
+    (r"\b(?:(?:in|into|to|at) the office|office (?:\w+ )?days?|commut\w*)\b",
+     r"\b(?:(?:fully )?remote(?:ly)?|from home|wfh|hybrid)\b", False),
+    # living alone, then with someone
+    (r"\b(?:lives? alone|living alone|lives? on (?:their|his|her) own|lives? by (?:them|him|her)sel(?:f|ves))\b",
+     r"\b(?:moved in|moving in|living with|lives with|live with|staying with|roommate|flatmate|housemate)\b", True),
+))
+
+
+def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """A new memory in a later life state (LATER_STATES) ends the current memories of its subject in the
+    earlier one: "Baby Aiko arrived on Tuesday." ends "The user is 30 weeks pregnant.", "mum's in remission"
+    ends "Mum's having chemo". A memory that already says the later state is left alone. Only the user's own
+    words get here."""
+    states = [(earlier, later, of_others) for earlier, later, of_others in LATER_STATES if later.search(draft.text)]
+    if draft.user is None or not states:
+        return
+    owner = draft.subject.split("'s ", 1)[0]
+    subjects = {draft.subject, owner} if any(of_others for *_, of_others in states) else {draft.subject}
+    said_now = [episode.id for episode in draft.sources]
+    current = (
+        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                              subject__in=subjects, status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC,
+                              valid_from__lt=said_at)
+        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
+        .exclude(id=new_id).exclude(sources__in=said_now).defer("embedding").distinct()
+    )
+    for memory in current[:PEOPLE_LOOKED_AT]:
+        if any(earlier.search(memory.text) and not later.search(memory.text)
+               and (memory.subject == draft.subject or of_others) for earlier, later, of_others in states):
+            memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a later state of it was said")
 
 
 # A change closes the old value it replaces even when the two were kept in different slots, or in none.

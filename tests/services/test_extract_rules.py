@@ -308,6 +308,25 @@ def test_one_off_requests_are_no_instructions():
     assert extract("please help me with my essay", "don't worry about it", "always a pleasure") == []
 
 
+@pytest.mark.parametrize(
+    ("message", "value"),
+    [
+        # how to answer, asked as a request, with a question mark or not
+        ("could you keep your replies brief? I'm on a tiny screen", "keep your replies brief"),
+        ("plz talk to me in french from now on", "talk to them in french from now on"),
+        ("you can just skip the emojis, thanks", "skip the emojis"),
+        ("I'd like you to use plain language, no jargon", "use plain language, no jargon"),
+    ],
+)
+def test_a_request_about_how_to_answer_is_a_standing_instruction(message, value):
+    assert [(c.attribute, c.value) for c in extract(message)] == [("instruction", value)]
+
+
+def test_a_request_about_one_piece_of_work_is_no_instruction():
+    assert extract("could you make these replies shorter?", "can you write my thank-you note in Spanish?",
+                   "pls give me a summary in German", "can u explain how pensions work?") == []
+
+
 def test_from_now_on_before_a_statement_is_a_change_not_an_instruction():
     assert triples(extract("from now on I'm vegan")) == [("sam", "diet", "vegan", "change")]
 

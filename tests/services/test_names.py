@@ -53,6 +53,12 @@ def test_the_name_the_user_gives_names_them_from_then_on():
         "The user's name is Maria.", "Maria lives in Madrid.", "Maria's brother is a nurse.")
 
 
+def test_a_name_given_late_in_a_message_names_the_user_in_all_of_it():
+    written = texts("usr_51", "We adopted a puppy last week! I'm Tom by the way.")
+    assert written["pet"].startswith("Tom's household adopted a puppy")
+    assert texts("usr_52", "I moved to Leeds for work, oh and my name is Priya.")["city"] == "Priya lives in Leeds."
+
+
 def test_a_name_on_a_web_page_does_not_rename_the_user():
     episodes = [EpisodeInput("My name is Bob.", NOW, source="web"), EpisodeInput("I live in Madrid.", NOW)]
     city = [c for c in RulesExtractor().extract(episodes, subject="usr_91") if c.attribute == "city"]
@@ -139,3 +145,20 @@ def test_a_command_naming_an_unknown_user_or_organization_says_which(acme, comma
     for org, user in (("Acme", "nobody"), ("Nowhere", "maria")):
         with pytest.raises(CommandError, match=f"no user '{user}' in organization '{org}'"):
             call_command(command, org=org, user=user, **option)
+
+
+@pytest.mark.django_db
+def test_a_new_name_leaves_the_old_one_current_in_no_memory(acme):
+    """"... took my wife's last name, so it's Hannah Okafor now": the message's other memories call her by it,
+    where they said "Hannah Schultz is married." beside the new name."""
+    from memoryapp.selectors.scoping import valid_at
+
+    user = make_user(acme, "usr_7f3a9c21")
+    tell(user, "My name is Hannah Schultz.", "2025-03-01", "name", session="first")
+    say(user, "I got married in June and took my wife's last name, so it's Hannah Okafor now.", when="2025-07-01",
+        session="second")
+    episodes_extract(episode_ids=[e.id for e in user.episodes.filter(session="second")], actor=ActorRef.for_job("t"))
+    current = list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
+    assert "Hannah Okafor is married." in current
+    assert not [text for text in current if "Schultz" in text]
+    assert user_display_name(user) == "Hannah Okafor"

@@ -162,3 +162,28 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
 
     assert apply._NAMING_WORD.findall("The user's grandson Minjun is 19.") == ["The", "Minjun", "19"]
     assert apply._NAMING_WORD.findall("Her dog weighs 4.5 kg, born on the 3rd.") == ["Her", "4.5", "3rd"]
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), [
+    # no change word, and the two memories share little: the later state ends the earlier one
+    ("I'm 28 weeks pregnant with our second.", "Little Tomasz was born on Sunday, 3.4 kg!", ("pregnant",), ("Tomasz",)),
+    ("My partner and I are trying to conceive.", "Two pink lines this morning, I'm pregnant!", ("trying",),
+     ("pregnant",)),
+    ("Dad has pneumonia and is on antibiotics.", "Dad is fully recovered and out gardening again.", ("pneumonia",),
+     ("gardening",)),
+    ("I work from home, my desk is in the attic.", "The company wants us in the office four days a week now.",
+     ("attic",), ("office",)),
+    ("I live on my own in a studio flat.", "My brother Kai is living with me until he finds a job.", ("studio",),
+     ("Kai",)),
+])
+def test_a_later_life_state_ends_the_earlier_one(acme, before, after, old, new):
+    now = told_in_turn(acme, "ilse", before, after)
+    assert holds(now, *new) and not holds(now, *old), now
+
+
+def test_a_relatives_later_state_leaves_the_users_own_state(acme):
+    """A cousin's baby ends no pregnancy of the user's; a state already said as the later one stays."""
+    now = told_in_turn(acme, "wren", "I'm 20 weeks pregnant.", "My cousin's baby was born yesterday, a girl!")
+    assert holds(now, "pregnant"), now
+    now = told_in_turn(acme, "yuki", "My knee has healed after the surgery.", "My wrist has healed too, finally.")
+    assert holds(now, "knee"), now

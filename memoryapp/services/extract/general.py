@@ -16,6 +16,7 @@ import re
 import unicodedata
 from dataclasses import replace
 from difflib import SequenceMatcher
+from itertools import groupby
 
 import numpy as np
 
@@ -296,6 +297,8 @@ def third_person(piece: str, who: str) -> str:
     for pattern, replacement in _CONTRACTED:
         text = re.sub(pattern, replacement, text, flags=re.I)
     whose = possessive(who)
+    # "My partner and I are trying", "me and my bf split": the user and theirs, the verb plural as said
+    text = _WE_TWO.sub(lambda m: _the_two_of_them(m, who), text, count=1)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
     first = text.split(" ", 1)[0].lower()
     # "Got my first car", "transferred to ICU": no subject, the speaker's understood
@@ -410,8 +413,38 @@ def complete(
         added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who)
     ends = {index: ended(episode.content) for index, episode, _ in work}
     changes = dict(zip((index for index, _, _ in work), _says_change([episode for _, episode, _ in work]), strict=True))
-    return sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
-                   for c in kept + added), key=lambda c: c.episode_index)
+    found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
+                    for c in kept + added), key=lambda c: c.episode_index)
+    return _named_as_they_say(found, episodes, subject=subject, who=who)
+
+
+def _named_as_they_say(candidates: list[Candidate], episodes: list[EpisodeInput], *, subject: str,
+                       who: str) -> list[Candidate]:
+    """A name the user gives themselves names them in the whole message that gives it and in the later ones:
+    "I got married and took my wife's last name, so it's Hannah Okafor now" wrote "Hannah Schultz is
+    married." beside the new name, the old name still current in it. (The rules and this path both render
+    with the name known when a clause is read; a name said later in the message came too late for them.)"""
+    current, earlier = who, set()
+    renamed = []
+    for index, group in groupby(candidates, key=lambda c: c.episode_index):
+        own = list(group)
+        given = [c.value for c in own if _names_the_user(c, subject) and episodes[index].source in SOURCES]
+        if given and given[-1].lower() != current.lower():
+            earlier.add(current)
+            current = given[-1]
+        for candidate in own:
+            text = candidate.text
+            if not _names_the_user(candidate, subject):
+                for old in earlier:  # a name in its own case ("Will", not "will"); "the user" in either
+                    pattern = rf"\b(?i:{re.escape(old[:1])})(?-i:{re.escape(old[1:])})\b"
+                    text = re.sub(pattern, lambda _, name=current: name, text)
+            renamed.append(replace(candidate, text=sentence(text)) if text != candidate.text else candidate)
+    return renamed
+
+
+def _names_the_user(candidate: Candidate, subject: str) -> bool:
+    return (candidate.attribute == "name" and candidate.subject.lower() == subject.lower()
+            and candidate.relation in ("state", "change", "correct"))
 
 
 def _says_change(episodes: list[EpisodeInput]) -> list[bool]:
@@ -614,6 +647,8 @@ def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
     ("sam's mom": "my mom is 64", "Mom hit 65"), or None for anyone or anything else."""
     if _BOTH_PARENTS.match(piece):
         return f"{subject}'s parents"
+    if _WE_TWO.match(piece):
+        return subject  # "my wife and I": we
     relative = re.match(rf"(?:(?:my|our)\s+(?:\w+\s+)?)?({_PEOPLE})\b", piece, re.I)
     if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()
                      or relative[1].lower() in _KIN):
@@ -636,6 +671,18 @@ _OWNED = re.compile(r"(?:my|our)\b", re.I)
 # "Mum and Dad moved to Pune", "my mom and dad": the two of them are the parents, not the mother alone.
 _BOTH_PARENTS = re.compile(r"(?:(?:my|our)\s+)?(?:mum|mom|mother|dad|father)\s+(?:and|&)\s+(?:my\s+)?"
                            r"(?:mum|mom|mother|dad|father)\b", re.I)
+# "my wife and I", "Jake and I", "me and my boyfriend": the user and one of theirs, as one subject
+_WE_TWO = re.compile(r"^(?:(?:my|our)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<name>(?-i:[A-Z])[\w'-]+))"
+                     r"\s+(?:and|&)\s+(?:I|me)\b"
+                     r"|^(?:me|I)\s+(?:and|&)\s+(?:my|our)\s+(?P<theirs_after>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\b",
+                     re.I)
+
+
+def _the_two_of_them(match: re.Match, who: str) -> str:
+    theirs = match["theirs"] or match["theirs_after"]
+    return f"{who} and their {theirs}" if theirs else f"{who} and {match['name']}"
+
+
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
 # "Aisha moved", "she needs", "his name is Milo" (not the user's name).
 _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"

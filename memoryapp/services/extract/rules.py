@@ -91,14 +91,15 @@ class RulesExtractor:
         """`name`: how texts call the user (selectors.names.user_display_name); without one, the
         external id when it reads as a name, else "the user". A name the user gives in these episodes
         ("my name is Maria") names them from there on."""
-        conversation = _Conversation(subject, name=name or readable_name(subject) or THE_USER)
+        known = name or readable_name(subject) or THE_USER
+        conversation = _Conversation(subject, name=known)
         for index, episode in enumerate(episodes):
             conversation.read(index, episode)
         if not self.general:
             return conversation.candidates
         # The general path (services.extract.general) keeps what no rule reads and drops what the
-        # durability classifier is sure holds nothing.
-        return general.complete(episodes, conversation.candidates, subject=subject, who=conversation.name)
+        # durability classifier is sure holds nothing; it renames the user from where they gave a name.
+        return general.complete(episodes, conversation.candidates, subject=subject, who=known)
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,8 @@ class _Conversation:
         self.last_episode[episode.session] = episode
 
     def _read_sentence(self, sentence: str, index: int, episode: EpisodeInput) -> None:
-        if sentence.rstrip().endswith("?"):
-            return  # questions ask, they do not tell
+        if sentence.rstrip().endswith("?") and not any(asks_how_to_reply(part) for part in split_clauses(sentence)):
+            return  # questions ask, they do not tell; "can you keep answers short?" tells how to answer
         conversational = episode.source in CONVERSATION_SOURCES
         lead = None
         for text in split_clauses(sentence):
@@ -307,15 +308,48 @@ _INSTRUCTION = re.compile(
 )
 
 
+# How the user wants to be answered, asked as a request ("pls keep answers short", "can u reply in spanish?",
+# "use simple words please", "Speak to me formally please"): a standing preference about replies in general.
+# A one-off task is no such preference: it names what to work on ("can you make this shorter?", "write my
+# cover letter in French") or asks for no form of reply at all ("can you explain how loans work?").
+_REQUEST = (r"(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?"
+            r"|(?:you|u)\s+(?:can|could)\s+(?:just\s+)?|i(?:'?d| would) (?:like|prefer|rather) (?:you|u)\s+(?:to\s+)?"
+            r"|i (?:want|need) (?:you|u) to\s+)")
+_LANGUAGES = (r"(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian|arabic|hindi|urdu"
+              r"|bengali|punjabi|tamil|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|turkish|greek|swedish"
+              r"|norwegian|danish|finnish|hebrew|persian|farsi|swahili|tagalog|indonesian|malay|czech|romanian"
+              r"|hungarian|irish|welsh|catalan|afrikaans|zulu|yoruba|igbo|hausa)")
+_REPLY_FORM = (rf"(?:answers|replies|responses|messages|explanations|sentences|words|language|emojis?|bullet points?"
+               rf"|bullets|units|jargon|terms|tone|detail|formal(?:ly)?|casual(?:ly)?|in {_LANGUAGES})")
+_REPLY_PREFERENCE = re.compile(
+    r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?"
+    rf"(?:{_REQUEST})?(?P<value>(?:(?:always|just)\s+)?(?:keep|make|write|answer|reply|respond|speak|talk|use|give"
+    r"|explain|put|avoid|skip|drop|stop|don'?t|do not|no)\b"
+    # nothing to work on before the form: no "this", "my essay", "a poem" ("a casual tone" is a form)
+    r"(?:(?!\b(?:this|that|these|those|it|my|below|above)\b|\b(?:a|an)\s+(?!(?:\w+\s+){0,2}(?:tone|way|style)\b)).)*"
+    rf"\b{_REPLY_FORM}\b"
+    r"(?:(?!\b(?:this|that|these|those|it|below|above)\b)[^?])*?)(?:,?\s*(?:please|pls|plz|thanks|ty))?\s*[.!?]*",
+    re.I,
+)
+
+
+def asks_how_to_reply(text: str) -> bool:
+    """Whether a request is a standing preference about replies (_REPLY_PREFERENCE), question mark or not."""
+    return bool(_REPLY_PREFERENCE.fullmatch(text.strip()))
+
+
 def _instruction(body: str) -> _Fact | None:
     match = _INSTRUCTION.fullmatch(body)
-    if not match:
+    value = match and (match["later"] or match["always"] or match["call"] or match["language"])
+    if value:
+        verb = re.sub(r"^(?:always|never|do not ever|do not|stop)\s+", "", value, flags=re.I).split(" ", 1)[0].lower()
+        if not (match["call"] or match["language"]) and _base_form(verb) not in INSTRUCTION_VERBS:
+            value = None  # "always a pleasure", "never been better", "from now on I'm vegan" are no instructions
+    if not value and (preference := _REPLY_PREFERENCE.fullmatch(body.strip())):
+        value = preference["value"]
+    if not value:
         return None
-    value = match["later"] or match["always"] or match["call"] or match["language"]
-    verb = re.sub(r"^(?:always|never|do not ever|do not|stop)\s+", "", value, flags=re.I).split(" ", 1)[0].lower()
-    if not (match["call"] or match["language"]) and _base_form(verb) not in INSTRUCTION_VERBS:
-        return None  # "always a pleasure", "never been better", "from now on I'm vegan" are no instructions
-    value = _third_person(value.rstrip(" .!"))
+    value = _third_person(value.rstrip(" .!?,"))
     return _Fact("instruction", value[:1].lower() + value[1:], kind="procedural")  # "Never use ..." mid-sentence
 
 
