@@ -254,6 +254,26 @@ def test_a_name_said_in_passing_fills_the_name_slot_with_the_name_alone(said, na
     assert names[0].text == text
 
 
+@pytest.mark.parametrize(("said", "texts"), [
+    # what follows a self-introduction after commas is the speaker's, said without a subject
+    ("Hey, I'm Joaquín, 41, a paramedic in Valparaíso.", {"Joaquín is 41.", "Joaquín is a paramedic in Valparaíso."}),
+    ("Name's Freya, originally from Bergen, been in Aberdeen for ten years.",
+     {"Freya is originally from Bergen.", "Freya has been in Aberdeen for ten years."}),
+    # what others call the speaker, after their name and "but"
+    ("my name is Theodora but my friends call me Teddy", {"Theodora goes by Teddy."}),
+])
+def test_what_a_self_introduction_says_after_the_name_is_kept(said, texts):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    written = {c.text for c in get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="usr_9")}
+    assert texts <= written, written
+
+
+def test_a_day_is_no_introduction():
+    assert general.pieces("It's Monday, ugh, so tired.") == ["It's Monday, ugh, so tired"]
+
+
 def test_the_speakers_own_things_after_their_name_are_theirs():
     assert general.third_person("I quit my job", "Olga") == "Olga quit their job."
     assert general.third_person("My dog is called Rex", "Olga") == "Olga's dog is called Rex."

@@ -23,8 +23,8 @@ import numpy as np
 from . import classifier
 from .base import Candidate, EpisodeInput
 from .clauses import split_sentences
-from .grammar import possessive, sentence, stem
-from .lexicon import RELATIVES, relative_key
+from .grammar import article, possessive, sentence, stem
+from .lexicon import JOB_WORDS, RELATIVES, relative_key
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
 GENERAL_IMPORTANCE = 5
@@ -172,6 +172,9 @@ _CLAUSE_START = (
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
     # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
     r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
+    # "my name's Rajesh but everyone at work calls me Raj": what others call the speaker is a fact of its own
+    r"|,?\s+(?:and|but)\s+(?=(?:everyone|everybody|people|friends|folks|most people|(?:all )?my friends|they)\b"
+    r"[^,.]*\bcall)"
 )
 # "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition.
 _PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got"
@@ -179,6 +182,40 @@ _PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|
 _SUPPOSED_PIECE_BREAK = re.compile(_CLAUSE_START, re.I)
 _SUPPOSED = re.compile(r"\W*(?:what if|if|suppose|imagine|what would|would|should i|could i)\b", re.I)
 _FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b", re.I)
+
+
+# "I'm Ahmed Khalil, second-year med student in Cairo", "Name's Tomasz, Polish originally, been in Dundee since
+# 2008": after the speaker gives their name, each comma fragment that has no subject of its own is theirs.
+_INTRODUCED = re.compile(r"(?P<intro>(?:.{0,25}?\b)?(?:i'm|im|i am|my name's|my name is|name's|this is|it's)\s+"
+                         r"(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|easter)\b)"
+                         r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3})\s*,\s+(?P<rest>.+)", re.I)
+_HAS_ITS_OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|my|we|our|he|she|they|it|you|u|and|but|so|can|could|would"
+                                  r"|will|please|pls|what|how|where|when|why|is|are|do|does|any)\b", re.I)
+_BEEN = re.compile(r"(?:been|lived|worked|studied)\b", re.I)
+_STATE_OF = re.compile(r"(?:from|originally|born|raised|based|living|working|studying|\d+)\b", re.I)
+
+
+def _introduction(part: str) -> list[str]:
+    """A self-introduction with fragments after it, as the introduction and one statement per fragment."""
+    found = _INTRODUCED.fullmatch(part)
+    if not found:
+        return [part]
+    parts = [found["intro"]]
+    for fragment in (_without_fillers(f.strip()).strip() for f in re.split(r"[,;]", found["rest"])):
+        if not re.search(r"\w", fragment) or _HAS_ITS_OWN_SUBJECT.match(fragment):
+            parts.append(fragment)
+        elif _BEEN.match(fragment):
+            parts.append(f"I've {fragment}")  # "been in Dundee since 2008"
+        elif (_STATE_OF.match(fragment) or _DETERMINER.match(fragment)
+              or not set(_VALUE_WORDS.findall(fragment.lower())) & JOB_WORDS):
+            parts.append(f"I'm {fragment}")  # "from Porto", "34", "Polish originally"
+        else:
+            parts.append(f"I'm {article(fragment)}{fragment}")  # "second-year med student in Cairo"
+    return [part for part in parts if part]
+
+
+_VALUE_WORDS = re.compile(r"[\w'-]+")
+_DETERMINER = re.compile(r"(?:a|an|the|one)\b", re.I)
 
 
 def _statement_then_question(part: str) -> list[str]:
@@ -229,7 +266,7 @@ _CONTRACTED = [
 def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
-    for part in split_sentences(_clean(text)):
+    for part in (part for said in split_sentences(_clean(text)) for part in _introduction(said)):
         # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
         breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
         # "my wife's birthday is Friday and she loves Thai food, gift ideas?": the fact before the question
@@ -602,7 +639,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
         value = _value(text, who)
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
-            found_name = _PROPER_NAME.search(piece)
+            found_name = _BARE_NAME.fullmatch(piece) or _PROPER_NAME.search(piece)
             if found_name is None:
                 attribute = ""
             else:
@@ -692,6 +729,8 @@ _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|final
 
 # A run of capitalised words after the first word: "I'm Olga Petrova", "everyone calls me Dani now".
 _PROPER_NAME = re.compile(r"(?<=\s)(?!I\b)(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3}")
+# "Darlene Kowalski", said alone (not "I'm Darlene", "Name's Darlene")
+_BARE_NAME = re.compile(r"(?:(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+)(?:\s+(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+){1,3}")
 _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}
 
 

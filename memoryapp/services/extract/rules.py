@@ -302,8 +302,8 @@ class _Clause(Clause):
 _INSTRUCTION = re.compile(
     r"(?:please )?(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+(?P<later>.+)"
     r"|(?P<always>(?:always|never|do not ever|do not|stop) .+))"
-    r"|please (?P<call>call me .+)"
-    r"|please (?P<language>(?:answer|reply|respond|write|speak|talk)(?: to me)? (?:in|using|with) .+)",
+    r"|please (?:just |only )?(?P<call>call me .+)"
+    r"|please (?:just |only )?(?P<language>(?:answer|reply|respond|write|speak|talk)(?: to me)? (?:in|using|with) .+)",
     re.I,
 )
 
