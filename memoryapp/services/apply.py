@@ -460,6 +460,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
     if users_own and decision.op == Op.ADD and decision.until is None:
         later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
+        if draft.attribute == "instruction":
+            instruction_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
     changes = candidate.relation == "change" or candidate.says_change
     says = changes or (candidate.relation == "state" and candidate.cardinality == "multi")
@@ -569,6 +571,44 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
         if any(earlier.search(memory.text) and not later.search(memory.text)
                and (memory.subject == draft.subject or of_others) for earlier, later, of_others in states):
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a later state of it was said")
+
+
+# What a standing instruction is about: a new one about the same thing ("answer in Portuguese" after "reply in
+# English", "more detail from now on" after "keep replies short") replaces the old one; others accumulate.
+INSTRUCTION_ASPECTS = {
+    "language": re.compile(r"\b(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian"
+                           r"|arabic|hindi|urdu|chinese|mandarin|cantonese|japanese|korean|vietnamese|turkish|greek"
+                           r"|swedish|norwegian|danish|finnish|hebrew|language)\b", re.I),
+    "length": re.compile(r"\b(?:short(?:er)?|brief(?:er)?|concise|long(?:er)?|detail(?:ed|s)?|in depth|one line"
+                         r"|bullet points?|bullets|tl;?dr|to the point)\b", re.I),
+    "emoji": re.compile(r"\bemojis?\b", re.I),
+    "formality": re.compile(r"\b(?:formal(?:ly)?|informal(?:ly)?|casual(?:ly)?|polite(?:ly)?|swear(?:ing)?|slang)\b",
+                            re.I),
+    "address": re.compile(r"\b(?:call|address) them\b", re.I),
+    "units": re.compile(r"\b(?:metric|imperial|celsius|fahrenheit|units)\b", re.I),
+}
+
+
+def _aspects(instruction: str) -> set[str]:
+    return {aspect for aspect, pattern in INSTRUCTION_ASPECTS.items() if pattern.search(instruction)}
+
+
+def instruction_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """A new standing instruction ends the user's earlier ones about nothing else than what it is about
+    (INSTRUCTION_ASPECTS): "answer in Portuguese" ends "reply in English"; "never use emojis" leaves it."""
+    aspects = _aspects(draft.text)
+    if draft.user is None or not aspects:
+        return
+    said_now = [episode.id for episode in draft.sources]
+    earlier = (
+        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                              attribute="instruction", status=Memory.Status.ACTIVE, valid_from__lt=said_at)
+        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
+        .exclude(id=new_id).exclude(sources__in=said_now).defer("embedding").distinct()
+    )
+    for memory in earlier[:PEOPLE_LOOKED_AT]:
+        if (old := _aspects(memory.text)) and old <= aspects:
+            memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a new instruction about it")
 
 
 # A change closes the old value it replaces even when the two were kept in different slots, or in none.

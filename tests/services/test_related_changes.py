@@ -187,3 +187,10 @@ def test_a_relatives_later_state_leaves_the_users_own_state(acme):
     assert holds(now, "pregnant"), now
     now = told_in_turn(acme, "yuki", "My knee has healed after the surgery.", "My wrist has healed too, finally.")
     assert holds(now, "knee"), now
+
+
+def test_a_new_instruction_replaces_the_old_one_about_the_same_thing_only(acme):
+    now = told_in_turn(acme, "odile", "Always answer me in Dutch please.", "pls reply in italian from now on")
+    assert holds(now, "italian") and not holds(now, "Dutch"), now
+    now = told_in_turn(acme, "piet", "Never use emojis with me.", "Could you keep your answers brief? Thanks")
+    assert holds(now, "emojis") and holds(now, "brief"), now

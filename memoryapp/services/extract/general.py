@@ -558,6 +558,8 @@ def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
     Porto" say "I'm vegetarian and I live in Porto")."""
     if not any(_from_piece(c, piece, own) for c in own):
         return False
+    if any(c.attribute == "instruction" and _from_piece(c, piece, own) for c in own):
+        return True  # the instruction keeps the request's own words
     wanted = {stem(w) for w in _key_words(piece)}
 
     def holds(candidates: list[Candidate]) -> bool:

@@ -322,13 +322,17 @@ _LANGUAGES = (r"(?:english|spanish|french|german|italian|portuguese|dutch|polish
 _REPLY_FORM = (rf"(?:answers|replies|responses|messages|explanations|sentences|words|language|emojis?|bullet points?"
                rf"|bullets|units|jargon|terms|tone|detail|formal(?:ly)?|casual(?:ly)?|in {_LANGUAGES})")
 _REPLY_PREFERENCE = re.compile(
+    r"(?:(?:actually|also|ok|okay|oh|so|and|hey|btw)[, ]+)*"
     r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?"
-    rf"(?:{_REQUEST})?(?P<value>(?:(?:always|just)\s+)?(?:keep|make|write|answer|reply|respond|speak|talk|use|give"
+    # "I'd prefer replies in German from now on": the replies wished for
+    rf"(?:i(?:'d| would) (?:prefer|like|rather have) (?P<wished>(?:your |the )?(?:replies|answers|responses|messages)"
+    rf"\s+(?:in|to be|with|that)\b[^?]*?)"
+    rf"|(?:{_REQUEST})?(?P<value>(?:(?:always|just)\s+)?(?:keep|make|write|answer|reply|respond|speak|talk|use|give"
     r"|explain|put|avoid|skip|drop|stop|don'?t|do not|no)\b"
     # nothing to work on before the form: no "this", "my essay", "a poem" ("a casual tone" is a form)
     r"(?:(?!\b(?:this|that|these|those|it|my|below|above)\b|\b(?:a|an)\s+(?!(?:\w+\s+){0,2}(?:tone|way|style)\b)).)*"
     rf"\b{_REPLY_FORM}\b"
-    r"(?:(?!\b(?:this|that|these|those|it|below|above)\b)[^?])*?)(?:,?\s*(?:please|pls|plz|thanks|ty))?\s*[.!?]*",
+    r"(?:(?!\b(?:this|that|these|those|it|below|above)\b)[^?])*?))(?:,?\s*(?:please|pls|plz|thanks|ty))?\s*[.!?]*",
     re.I,
 )
 
@@ -346,7 +350,7 @@ def _instruction(body: str) -> _Fact | None:
         if not (match["call"] or match["language"]) and _base_form(verb) not in INSTRUCTION_VERBS:
             value = None  # "always a pleasure", "never been better", "from now on I'm vegan" are no instructions
     if not value and (preference := _REPLY_PREFERENCE.fullmatch(body.strip())):
-        value = preference["value"]
+        value = preference["value"] or f"give {preference['wished']}"
     if not value:
         return None
     value = _third_person(value.rstrip(" .!?,"))
