@@ -322,6 +322,44 @@ def test_a_request_about_how_to_answer_is_a_standing_instruction(message, value)
     assert [(c.attribute, c.value) for c in extract(message)] == [("instruction", value)]
 
 
+@pytest.mark.parametrize(
+    ("message", "attribute", "value"),
+    [
+        # likes and dislikes said in idioms: the thing first, or no "I"
+        ("board games are my guilty pleasure", "likes", "board games"),
+        ("massive fan of cold brew, honestly", "likes", "cold brew"),
+        ("jazz lover here 🎷", "likes", "jazz"),
+        ("obsessed with houseplants lately", "likes", "houseplants"),
+        ("can't stand cilantro", "dislikes", "cilantro"),
+        ("raisins are a hard no for me", "dislikes", "raisins"),
+        ("escalators creep me out", "dislikes", "escalators"),
+        ("liquorice tastes like rubber to me", "dislikes", "liquorice"),
+        ("slow walkers drive me crazy", "dislikes", "slow walkers"),
+        ("I could eat dumplings every single day", "likes", "dumplings"),
+        ("genuinely terrified of wasps", "fears", "wasps"),
+        ("Heights scare me, even on a ladder.", "fears", "heights"),
+    ],
+)
+def test_a_liking_said_in_an_idiom_is_a_like_or_dislike(message, attribute, value):
+    assert [(c.attribute, c.value) for c in extract(message)] == [(attribute, value)]
+
+
+def test_an_idiom_about_the_moment_or_a_pointer_is_no_liking():
+    assert extract("this queue is driving me crazy", "It's my favourite time of year", "Love it!",
+                   "that is the thing") == []
+
+
+@pytest.mark.parametrize(
+    ("message", "value"),
+    [
+        ("since I'm gluten free, what should I order at an Italian place?", "gluten-free"),
+        ("I'm vegetarian, so can you suggest a protein-rich lunch?", "vegetarian"),
+    ],
+)
+def test_the_statement_a_question_rests_on_is_read(message, value):
+    assert [(c.attribute, c.value) for c in extract(message)] == [("diet", value)]
+
+
 def test_a_request_about_one_piece_of_work_is_no_instruction():
     assert extract("could you make these replies shorter?", "can you write my thank-you note in Spanish?",
                    "pls give me a summary in German", "can u explain how pensions work?") == []

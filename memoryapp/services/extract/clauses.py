@@ -38,7 +38,10 @@ def split_sentences(text: str) -> list[str]:
 # eat fish" qualifies a diet where "I eat fish" alone would replace it.
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*"
-    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus)\s+(?:i|my|i'm|i've)\b)"
+    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus|considering|given that|seeing as)"
+    r"\s+(?:i|my|i'm|i've)\b)"
+    # "i have adhd so pls keep ur answers short": a request after the fact
+    r"|\s+(?=(?:so|and|but)\s+(?:(?:can|could|would|will)\s+(?:you|u)|please|pls|plz)\b)"
     r"|,\s*(?=(?:i|my|i'm|i've|and|but|so|also|btw)\b)",
     re.I,
 )
@@ -74,7 +77,7 @@ _FILLER = re.compile(
     r"^(?:btw|by the way|oh|ok|okay|so|well|also|and|but|plus|hey|hi|hello|yeah|yes|yep|lol|haha|hmm|um|uh|fyi"
     r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
     r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
-    r"|though|while)\b[,!:.]?\s*",
+    r"|though|while|considering|given that|seeing as)\b[,!:.]?\s*",
     re.I,
 )
 _CORRECTION = re.compile(r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+longer)\b[,:!]?\s*", re.I)

@@ -172,6 +172,8 @@ _CLAUSE_START = (
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
     # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
     r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
+    # "which is funny considering I live in Winnipeg": the reason given is a statement of its own
+    r"|\s+(?=(?:considering|given that|seeing as|because)\s+(?:i|i'm|im|i've|my|we|we're|our)\b)"
     # "my name's Rajesh but everyone at work calls me Raj": what others call the speaker is a fact of its own
     r"|,?\s+(?:and|but)\s+(?=(?:everyone|everybody|people|friends|folks|most people|(?:all )?my friends|they)\b"
     r"[^,.]*\bcall)"
@@ -223,14 +225,33 @@ def _statement_then_question(part: str) -> list[str]:
     head, comma, question = part.rpartition(", ")
     if comma and part.rstrip().endswith("?") and _FIRST_PERSON_START.match(head) and len(head.split()) >= 3:
         return [head, question]
-    return [part]
+    told, asked = statement_and_question(part)
+    return [told, asked] if told else [part]
+
+
+# "Since I wear hearing aids, are AirPods a bad idea?", "since i'm lactose intolerant can u suggest a sauce?",
+# "i'm muslim so i'll be fasting, any suhoor ideas?": the statement a question rests on, said before it.
+_QUESTION_AFTER_STATEMENT = re.compile(
+    r"(?:(?:since|as|because|given that|seeing as|now that)\s+)?"
+    r"(?P<statement>(?:i|i'm|im|i've|ive|my|we|we're|our)\b.{4,}?)(?:\s*,\s*|\s+)(?:so\s+|and\s+|but\s+)?"
+    r"(?=(?:can|could|would|will|should|do|does|is|are|what|which|how|where|when|any|anything)\s+\S.*\?\W*$)",
+    re.I,
+)
+
+
+def statement_and_question(sentence: str) -> tuple[str, str]:
+    """The first-person statement a question rests on, without its "since", and the question; ("", sentence)
+    when there is none."""
+    found = _QUESTION_AFTER_STATEMENT.match(sentence.strip())
+    return (found["statement"], sentence.strip()[found.end():]) if found else ("", sentence)
 
 
 _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
     r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello|since|because|as"
-    r"|although|though|while|now that|fwiw|imo|ngl|turns out|it turns out|plot twist|guess what|guess who|confession"
+    r"|although|though|while|now that|considering|given that|seeing as|fwiw|imo|ngl|turns out|it turns out"
+    r"|plot twist|guess what|guess who|confession"
     r"|(?:i think )?i can (?:finally |now |honestly )?say|quick thing|small (?:admin )?thing"
     # "morning routine update:", "new job alert!": a headline before the news
     r"|(?:[\w']+\s+){0,3}(?:update|news|alert)(?=\s*[:!,\-])"

@@ -134,7 +134,12 @@ class _Conversation:
 
     def _read_sentence(self, sentence: str, index: int, episode: EpisodeInput) -> None:
         if sentence.rstrip().endswith("?") and not any(asks_how_to_reply(part) for part in split_clauses(sentence)):
-            return  # questions ask, they do not tell; "can you keep answers short?" tells how to answer
+            # Questions ask, they do not tell ("can you keep answers short?" tells how to answer), but the
+            # statement one rests on does ("Since I wear hearing aids, are AirPods a bad idea?").
+            told, asked = general.statement_and_question(sentence)
+            if not told:
+                return
+            sentence = f"{told}, {asked}" if asks_how_to_reply(asked) else told
         conversational = episode.source in CONVERSATION_SOURCES
         lead = None
         for text in split_clauses(sentence):
@@ -337,6 +342,9 @@ _REPLY_PREFERENCE = re.compile(
 )
 
 
+_BECAUSE = re.compile(r"\s+(?:or|because|since|as|so|cause|cuz|bc|otherwise)\s+", re.I)
+
+
 def asks_how_to_reply(text: str) -> bool:
     """Whether a request is a standing preference about replies (_REPLY_PREFERENCE), question mark or not."""
     return bool(_REPLY_PREFERENCE.fullmatch(text.strip()))
@@ -351,6 +359,7 @@ def _instruction(body: str) -> _Fact | None:
             value = None  # "always a pleasure", "never been better", "from now on I'm vegan" are no instructions
     if not value and (preference := _REPLY_PREFERENCE.fullmatch(body.strip())):
         value = preference["value"] or f"give {preference['wished']}"
+        value = _BECAUSE.split(value, maxsplit=1)[0]  # "keep ur answers short or i won't read them": the request
     if not value:
         return None
     value = _third_person(value.rstrip(" .!?,"))
@@ -559,6 +568,13 @@ def _preference(attribute: str, *, strong: set[str]) -> Rule:
     return rule
 
 
+def _fear(match: re.Match, clause: _Clause) -> list[_Fact]:
+    value = normalize_value("fears", match["value"], clause.occurred_at)
+    if not value or _is_pointer(value):
+        return []
+    return [_Fact("fears", value, importance=5, text=sentence(f"{clause.who} is afraid of {value}."))]
+
+
 def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
     value = normalize_value("likes", match["value"], clause.occurred_at)
     if not value or _is_pointer(value):
@@ -632,6 +648,33 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
         _preference("likes", strong={"love", "adore", "am a big fan of", "am a huge fan of"}),
     ),
     (rf"my (?:absolute )?favou?rite (?P<what>[\w ]+?) (?:is|are) {_VALUE}", _favorite),
+    # Likes and dislikes said in idioms, the thing first or no "I": "crosswords are my thing", "big fan of
+    # matcha", "K-pop fan here", "can't stand reality TV", "mayo is a hard no for me", "spiders freak me out".
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?:is|are) (?:my|the) (?P<verb>thing|jam|weakness|guilty pleasure|happy place"
+     r"|favou?rite(?: \w+)?)\b", _preference("likes", strong={"favourite", "favorite"})),
+    (rf"(?:I am )?(?:a )?(?P<verb>big|huge|massive|total) fan of {_VALUE}", _preference("likes", strong={"huge"})),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>fan|lover|addict|nerd|geek) here\b", _preference("likes", strong=set())),
+    (rf"(?:I am )?(?P<verb>obsessed with|addicted to|really into|crazy about|mad about) {_VALUE}",
+     _preference("likes", strong={"obsessed with", "crazy about", "mad about"})),
+    (rf"(?:I )?(?P<verb>love a good|cannot get enough of|live for) {_VALUE}", _preference("likes", strong=set())),
+    (rf"(?P<verb>cannot stand|can not stand|not a (?:big |huge )?fan of) {_VALUE}",
+     _preference("dislikes", strong={"cannot stand", "can not stand"})),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?:is|are) (?:a )?(?P<verb>hard no|no-go|not my thing|not for me|my nemesis)\b",
+     _preference("dislikes", strong={"hard no"})),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>freaks?|creeps?|grosses?|weirds?) (?:me|I) out\b",
+     _preference("dislikes", strong=set())),
+    (rf"(?:I am )?(?:absolutely |genuinely )?(?P<verb>terrified|scared|afraid|frightened) of {_VALUE}", _fear),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>terrify|terrifies|scare|scares|frighten|frightens) (?:me|I)\b", _fear),
+    # "cilantro tastes like soap to me": a taste likened to what nobody eats
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>tastes?|smells?) like (?:soap|feet|dirt|cardboard|washing[- ]up liquid"
+     r"|chemicals|metal|medicine|perfume|garbage|trash|socks|sweat|plastic|rubber)\b",
+     _preference("dislikes", strong=set())),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>drives?|makes?) (?:me|I) (?:nuts|crazy|mad|insane|want to scream|sick|ill"
+     r"|feel sick|feel ill|gag)\b", _preference("dislikes", strong=set())),
+    (r"(?:I )?(?:really |absolutely )?(?P<verb>hate|loathe|detest)(?: (?:hate|loathe|detest))* (?P<value>.+)",
+     _preference("dislikes", strong={"hate", "loathe", "detest"})),
+    (r"I could (?P<verb>eat|drink|watch|listen to|play) (?P<value>.+?) every (?:single )?(?:day|night|meal)\b",
+     _preference("likes", strong=set())),
     (r"I am (?:a|an) (?P<job>.+?)(?: (?:at|for) (?P<employer>.+))?$", _work(job_checked=True)),
     (r"I am (?P<value>(?-i:[A-Z])\w+(?: (?-i:[A-Z])\w+)?)$", _greeting_name),
 ]
@@ -644,7 +687,7 @@ _RULES: list[tuple[re.Pattern, Rule]] = [(re.compile(pattern, re.I), rule) for p
 _STOPS = re.compile(
     r"\s+(?:because|since|but|so|which|who|when|though|although|anyway|lol|haha|too|also|as well|a lot"
     r"|very much|so much|these days|nowadays|now|anymore|again|either|right now|at the moment|for now|btw"
-    r"|over|rather than|instead of)\b.*",
+    r"|over|rather than|instead of|at all|lately|recently)\b.*",
     re.I,
 )
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
