@@ -2,6 +2,7 @@
 reads become memories, small talk does not, and a change in everyday words replaces the old value.
 Sentences written for these tests, not taken from the evaluation corpus. Real model, real database."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -268,6 +269,22 @@ def test_what_a_self_introduction_says_after_the_name_is_kept(said, texts):
 
     written = {c.text for c in get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="usr_9")}
     assert texts <= written, written
+
+
+@pytest.mark.parametrize(("said", "texts"), [
+    # a name that ends like a past tense still names someone
+    ("Ted left Siemens and now works for a bakery", {"Ted left Siemens.", "Ted now works for a bakery."}),
+    # a past tense that opens the message is what the speaker did, and what follows "and" is theirs too
+    ("Swapped Italian for Greek and joined a class on Tuesdays", {"Greta joined a class on Tuesdays."}),
+    ("finally sold the boat, now it's just kayaks for us", {"Greta finally sold the boat."}),
+])
+def test_who_did_it_when_the_message_starts_with_a_name_or_a_verb(said, texts):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    written = {c.text for c in get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="greta")}
+    assert texts <= written, written
+    assert not [text for text in written if re.search(r"(?:Greta|The user) (?:ted|now|swapped)\b", text, re.I)], written
 
 
 def test_a_day_is_no_introduction():

@@ -361,7 +361,7 @@ def third_person(piece: str, who: str) -> str:
     first = text.split(" ", 1)[0].lower()
     # "Got my first car", "transferred to ICU": no subject, the speaker's understood
     unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", text, re.I)
-    if unsaid and _says_what_was_done(first):
+    if unsaid and _a_verb_first(text):
         text = f"{who} {text[:1].lower()}{text[1:]}"
     elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
         # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
@@ -397,6 +397,21 @@ _VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|giv
 
 def _named_before(who: str, text: str, at: int) -> bool:
     return bool(re.search(rf"\b{re.escape(who)}\b", text[:at], re.I))
+
+
+def _a_verb_first(piece: str) -> bool:
+    """ "Dropped Portuguese and | went back to Spanish": a past tense first, with no verb after it, is what the
+    speaker did, not someone's name ("Ted left Siemens", "Fred retired" name someone)."""
+    first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
+    if first in _ADVERBS:
+        return second not in _SUBJECTS  # "finally moved to Leeds", not "now it's just swimming"
+    past = first in _PAST or (first.endswith("ed") and len(first) > 3)  # not "red wine"
+    return past and not (_says_what_was_done(second) or second.endswith("s") or second in _VERBS_AFTER_A_NAME)
+
+
+_SUBJECTS = frozenset({"i", "i'm", "im", "we", "we're", "you", "he", "he's", "she", "she's", "it", "it's", "its",
+                       "they", "they're", "there", "there's", "that", "that's", "this"})
+_VERBS_AFTER_A_NAME = frozenset({"is", "was", "has", "had", "and", "just", "got", "will", "can"})
 
 
 def _says_what_was_done(first_word: str) -> bool:
@@ -660,6 +675,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
                                                              and not _ADDS.search(episode.content))):
             relation = "change"
         value = _value(text, who)
+        if attribute == "name" and _CALLED_BY_OTHERS.search(piece):
+            attribute = "nickname"  # "everyone at work calls me Raj": what they are called, beside their name
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
             found_name = _BARE_NAME.fullmatch(piece) or _PROPER_NAME.search(piece)
@@ -682,7 +699,8 @@ def _continued(found: list[str]) -> dict[str, str]:
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
         lead = _LEAD.match(before)
-        if (lead and lead[1].lower() not in _NOT_A_LEAD and _says_what_was_done(piece.split(" ", 1)[0].lower())
+        if (lead and lead[1].lower() not in _NOT_A_LEAD and not _a_verb_first(before)
+                and _says_what_was_done(piece.split(" ", 1)[0].lower())
                 and not _OWN_SUBJECT.match(piece)):
             continued[piece] = f"{lead[1]} {piece}"
     return continued
@@ -754,6 +772,8 @@ _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|final
 _PROPER_NAME = re.compile(r"(?<=\s)(?!I\b)(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3}")
 # "Darlene Kowalski", said alone (not "I'm Darlene", "Name's Darlene")
 _BARE_NAME = re.compile(r"(?:(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+)(?:\s+(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+){1,3}")
+_CALLED_BY_OTHERS = re.compile(r"\b(?:everyone|everybody|people|friends|folks|they|family|all)\b[^.]*\bcalls?\s+me\b"
+                               r"|\bgo(?:es)? by\b", re.I)
 _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}
 
 
