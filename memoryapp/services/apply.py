@@ -13,7 +13,7 @@ from uuid import UUID
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import ExpressionWrapper, FloatField, Q, Value
+from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -549,6 +549,17 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), of_oth
 ))
 
 
+def _held_when_said(draft: MemoryDraft, said_at: datetime, new_id: UUID) -> QuerySet:
+    """The user's memories current when the statement was said, begun before it, other than what it wrote:
+    what a statement may end."""
+    return (
+        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                              status=Memory.Status.ACTIVE, valid_from__lt=said_at)
+        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
+        .exclude(id=new_id).exclude(sources__in=[episode.id for episode in draft.sources])
+    )
+
+
 def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
     """A new memory in a later life state (LATER_STATES) ends the current memories of its subject in the
     earlier one: "Baby Aiko arrived on Tuesday." ends "The user is 30 weeks pregnant.", "mum's in remission"
@@ -559,15 +570,8 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
         return
     owner = draft.subject.split("'s ", 1)[0]
     subjects = {draft.subject, owner} if any(of_others for *_, of_others in states) else {draft.subject}
-    said_now = [episode.id for episode in draft.sources]
-    current = (
-        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
-                              subject__in=subjects, status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC,
-                              valid_from__lt=said_at)
-        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
-        .exclude(id=new_id).exclude(sources__in=said_now).defer("embedding").distinct()
-    )
-    for memory in current[:PEOPLE_LOOKED_AT]:
+    current = _held_when_said(draft, said_at, new_id).filter(subject__in=subjects, kind=Memory.Kind.SEMANTIC)
+    for memory in current.defer("embedding").distinct()[:PEOPLE_LOOKED_AT]:
         if any(earlier.search(memory.text) and not later.search(memory.text)
                and (memory.subject == draft.subject or of_others) for earlier, later, of_others in states):
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a later state of it was said")
@@ -599,14 +603,8 @@ def instruction_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
     aspects = _aspects(draft.text)
     if draft.user is None or not aspects:
         return
-    said_now = [episode.id for episode in draft.sources]
-    earlier = (
-        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
-                              attribute="instruction", status=Memory.Status.ACTIVE, valid_from__lt=said_at)
-        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
-        .exclude(id=new_id).exclude(sources__in=said_now).defer("embedding").distinct()
-    )
-    for memory in earlier[:PEOPLE_LOOKED_AT]:
+    earlier = _held_when_said(draft, said_at, new_id).filter(attribute="instruction")
+    for memory in earlier.defer("embedding").distinct()[:PEOPLE_LOOKED_AT]:
         if (old := _aspects(memory.text)) and old <= aspects:
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a new instruction about it")
 
@@ -655,12 +653,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     if draft.user is None or (not changes and _NEGATION.search(draft.text)):
         return
     said_now = [episode.id for episode in draft.sources]
-    current = (
-        Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
-                              status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC, valid_from__lt=said_at)
-        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
-        .exclude(id=new_id).exclude(sources__in=said_now)
-    )
+    current = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
     if not changes:
         # Most users have no such statement: a light look first (the whole query cost ingest a tenth).
         negatives = list(current.filter(text__iregex=_NONE_OF_A_KIND).values_list("id", flat=True)[:50])
