@@ -22,6 +22,7 @@ from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.grammar import stem
+from memoryapp.services.extract.lexicon import LANGUAGES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import user_lock
@@ -580,9 +581,7 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
 # What a standing instruction is about: a new one about the same thing ("answer in Portuguese" after "reply in
 # English", "more detail from now on" after "keep replies short") replaces the old one; others accumulate.
 INSTRUCTION_ASPECTS = {
-    "language": re.compile(r"\b(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian"
-                           r"|arabic|hindi|urdu|chinese|mandarin|cantonese|japanese|korean|vietnamese|turkish|greek"
-                           r"|swedish|norwegian|danish|finnish|hebrew|language)\b", re.I),
+    "language": re.compile(rf"\b(?:{alternatives(LANGUAGES)}|language)\b", re.I),
     "length": re.compile(r"\b(?:short(?:er)?|brief(?:er)?|concise|long(?:er)?|detail(?:ed|s)?|in depth|one line"
                          r"|bullet points?|bullets|tl;?dr|to the point)\b", re.I),
     "emoji": re.compile(r"\bemojis?\b", re.I),

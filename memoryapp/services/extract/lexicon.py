@@ -406,6 +406,14 @@ NOT_JOBS = frozenset(
         "slower",
     }
 )
+# Languages a user may ask to be answered in ("pls reply in spanish") or speak.
+LANGUAGES = (
+    "english", "spanish", "french", "german", "italian", "portuguese", "dutch", "polish", "russian", "ukrainian",
+    "arabic", "hindi", "urdu", "bengali", "punjabi", "tamil", "chinese", "mandarin", "cantonese", "japanese",
+    "korean", "vietnamese", "thai", "turkish", "greek", "swedish", "norwegian", "danish", "finnish", "hebrew",
+    "persian", "farsi", "swahili", "tagalog", "indonesian", "malay", "czech", "romanian", "hungarian", "irish",
+    "welsh", "catalan", "afrikaans", "zulu", "yoruba", "igbo", "hausa",
+)
 # Common verbs that begin a standing instruction ("always answer in French", "never mention ...").
 INSTRUCTION_VERBS = frozenset(
     {

@@ -38,6 +38,7 @@ from .lexicon import (
     INSTRUCTION_VERBS,
     JOB_SUFFIXES,
     JOB_WORDS,
+    LANGUAGES,
     LOWERCASE_PARTICLES,
     NOT_JOBS,
     PETS,
@@ -320,12 +321,9 @@ _INSTRUCTION = re.compile(
 _REQUEST = (r"(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?"
             r"|(?:you|u)\s+(?:can|could)\s+(?:just\s+)?|i(?:'?d| would) (?:like|prefer|rather) (?:you|u)\s+(?:to\s+)?"
             r"|i (?:want|need) (?:you|u) to\s+)")
-_LANGUAGES = (r"(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian|arabic|hindi|urdu"
-              r"|bengali|punjabi|tamil|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|turkish|greek|swedish"
-              r"|norwegian|danish|finnish|hebrew|persian|farsi|swahili|tagalog|indonesian|malay|czech|romanian"
-              r"|hungarian|irish|welsh|catalan|afrikaans|zulu|yoruba|igbo|hausa)")
-_REPLY_FORM = (rf"(?:answers|replies|responses|messages|explanations|sentences|words|language|emojis?|bullet points?"
-               rf"|bullets|units|jargon|terms|tone|detail|formal(?:ly)?|casual(?:ly)?|in {_LANGUAGES})")
+_REPLY_FORM = (r"(?:answers|replies|responses|messages|explanations|sentences|words|language|emojis?|bullet points?"
+               r"|bullets|units|jargon|terms|tone|detail|formal(?:ly)?|casual(?:ly)?"
+               rf"|in (?:{alternatives(LANGUAGES)}))")
 _REPLY_PREFERENCE = re.compile(
     r"(?:(?:actually|also|ok|okay|oh|so|and|hey|btw)[, ]+)*"
     r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?"
