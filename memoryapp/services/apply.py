@@ -538,7 +538,7 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), of_oth
      r"|recovering|sick with|infection)\b",
      r"\b(?:recovered|remission|all clear|(?:scan|test|results?) (?:was|were|is|are|came back) clear|healed|cured"
      r"|cancer[- ]free|(?:cast|plaster|boot|sling) (?:is|was|came|comes) off|done with (?:treatment|chemo)"
-     r"|rang the bell|got over)\b", False),
+     r"|rang the bell)\b", False),
     # working from home, then in the office; in the office, then from home
     (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
      r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", False),
