@@ -155,9 +155,8 @@ def test_a_new_name_leaves_the_old_one_current_in_no_memory(acme):
 
     user = make_user(acme, "usr_7f3a9c21")
     tell(user, "My name is Hannah Schultz.", "2025-03-01", "name", session="first")
-    say(user, "I got married in June and took my wife's last name, so it's Hannah Okafor now.", when="2025-07-01",
-        session="second")
-    episodes_extract(episode_ids=[e.id for e in user.episodes.filter(session="second")], actor=ActorRef.for_job("t"))
+    tell(user, "I got married in June and took my wife's last name, so it's Hannah Okafor now.", "2025-07-01",
+         "name", session="second")
     current = list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
     assert "Hannah Okafor is married." in current
     assert not [text for text in current if "Schultz" in text]
