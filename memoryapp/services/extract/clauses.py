@@ -80,7 +80,8 @@ _FILLER = re.compile(
     r"|though|while|considering|given that|seeing as)\b[,!:.]?\s*",
     re.I,
 )
-_CORRECTION = re.compile(r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+longer)\b[,:!]?\s*", re.I)
+_CORRECTION = re.compile(
+    r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+(?:longer|need)\b)\b[,:!]?\s*", re.I)
 _MEANT = re.compile(r"^i meant", re.I)
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey)\b", re.I)
 _MARKERS = {

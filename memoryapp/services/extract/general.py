@@ -561,7 +561,9 @@ def encoded_text(content: str, found: list[str], piece: str) -> str:
 def _protected(candidate: Candidate) -> bool:
     # A rule that read a change ("turned 30", "moved to Lyon") read its words, not a mood: news said with
     # "today" or "!!!" is what the classifier most often doubts.
-    return candidate.relation in ("retract", "correct", "negate", "change") or candidate.kind == "procedural"
+    # A name read as a name ("Lena here", "call me Jo") is rarely said in a way the classifier has heard.
+    return (candidate.relation in ("retract", "correct", "negate", "change") or candidate.kind == "procedural"
+            or (candidate.attribute == "name" and candidate.value[:1].isupper()))
 
 
 def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:

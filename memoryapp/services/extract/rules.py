@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from . import general
+from . import general, timeparse
 from .base import FAVORITE_PREFIX, Candidate, EpisodeInput, Relation, single_valued
 from .clauses import Clause, split_clauses, split_sentences
 from .grammar import THE_USER, article, possessive, readable_name, sentence
@@ -206,6 +206,9 @@ class _Conversation:
         if fact.relation == "retract":
             when = None  # a retraction is about the statement, not about the world
         relation = clause.relation_for(fact)
+        if fact.attribute == "name" and subject == self.subject and self.name != THE_USER and not fact.template:
+            # not "Hannah Schultz's name is Hannah Okafor."
+            fact = _replace(fact, template="{value} is the user's name.")
         candidate = Candidate(
             text=fact.text or _render(fact, self._who(subject), relation, found if planned else None),
             subject=subject,
@@ -340,12 +343,42 @@ _REPLY_PREFERENCE = re.compile(
 )
 
 
+_LEAD = (r"(?:(?:actually|also|ok|okay|oh|so|and|hey|btw|honestly|generally|in general)[, ]+)*"
+         r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?")
+# How the user wants to be spoken to, without a word for replies: "talk to me like a friend", "be blunt with
+# me", "skip the small talk", "no need for pleasantries with me", "explain things like I'm five". Said of
+# things in general ("things", "everything") or of the way of talking itself, never of a task ("explain
+# quantum physics to me like I'm five" asks for one explanation).
+_MANNER_NOUNS = (r"(?:the\s+)?(?:fluff|small talk|pleasantries|long intros|intros?|introductions?|preambles?|waffle"
+                 r"|chit-?chat|disclaimers|caveats|formalities|apologies|greetings|sign-offs|lectures?|sugar-?coating)")
+# What may follow a short request about manner: whom it is for, a reason after a comma, a "please".
+_MANNER_END = (r"(?:\s+(?:with|for|to)\s+(?:me|us))?(?:\s+(?:please|pls|plz|thanks|ty|from now on|going forward))?"
+               r"(?:\s*,[^?]*)?")
+_MANNER = re.compile(
+    rf"{_LEAD}(?:{_REQUEST})?(?P<value>(?:(?:always|just|please)\s+)*(?:"
+    r"(?:talk|speak|write|reply|respond)\s+to\s+(?:me|us)\s+(?:like|as if|as though|as)\b[^?]*"
+    r"|(?:explain|describe|break down|spell out)\s+(?:things|everything|stuff|it all)\b[^?]*"
+    r"|be\s+(?:more\s+|really\s+|very\s+|totally\s+|brutally\s+)?(?:direct|blunt|frank|straight|straightforward"
+    r"|honest|gentle|patient|brief|concise|casual|informal|formal)\s+with\s+(?:me|us)\b[^?]*"
+    r"|keep\s+(?:it|things)\s+(?:short|brief|simple|casual|informal|formal|light|professional|real|to the point)"
+    rf"{_MANNER_END}"
+    rf"|(?:get|go|cut)\s+(?:straight\s+)?to\s+the\s+(?:point|chase){_MANNER_END}"
+    rf"|(?:cut(?:\s+out)?|skip|drop|spare me|leave out|ditch)\s+{_MANNER_NOUNS}{_MANNER_END}"
+    rf"|(?:don'?t|do not|no need to)\s+(?:bother\s+with|waste\s+time\s+(?:on|with))\s+(?:(?:long|all)\s+)?"
+    rf"{_MANNER_NOUNS}{_MANNER_END}"
+    rf"|no\s+need\s+for\s+(?:(?:long|all)\s+)?{_MANNER_NOUNS}{_MANNER_END}"
+    r"|treat\s+(?:me|us)\s+like\s+(?:an?\s+)?(?:adult|expert|beginner|grown-?up|professional|equal|friend|peer)s?\b[^?]*"
+    r"))[.!]*",
+    re.I,
+)
+
+
 _BECAUSE = re.compile(r"\s+(?:or|because|since|as|so|cause|cuz|bc|otherwise)\s+", re.I)
 
 
 def asks_how_to_reply(text: str) -> bool:
     """Whether a request is a standing preference about replies (_REPLY_PREFERENCE), question mark or not."""
-    return bool(_REPLY_PREFERENCE.fullmatch(text.strip()))
+    return bool(_REPLY_PREFERENCE.fullmatch(text.strip()) or _MANNER.fullmatch(text.strip()))
 
 
 def _instruction(body: str) -> _Fact | None:
@@ -358,6 +391,8 @@ def _instruction(body: str) -> _Fact | None:
     if not value and (preference := _REPLY_PREFERENCE.fullmatch(body.strip())):
         value = preference["value"] or f"give {preference['wished']}"
         value = _BECAUSE.split(value, maxsplit=1)[0]  # "keep ur answers short or i won't read them": the request
+    if not value and (manner := _MANNER.fullmatch(body.strip())):
+        value = re.sub(r"^(?:please\s+)+|\s+(?:please|pls|plz|thanks|ty)\b", "", manner["value"], flags=re.I)
     if not value:
         return None
     value = _third_person(value.rstrip(" .!?,"))
@@ -380,13 +415,41 @@ _COUNT = rf"(?P<count>\d+|{alternatives(COUNTS)})"
 Rule = Callable[[re.Match, _Clause], list[_Fact]]
 
 
+# "call me crazy, but...", "call me back later", "call me whatever you like": what "call me" says of no name.
+_CALLED_NOT_A_NAME = re.compile(
+    r"(?:a|an|the|back|later|anytime|any time|whenever|whatever|anything|when|if|after|before|tomorrow|tonight"
+    r"|crazy|mad|nuts|old[- ]fashioned|weird|strange|paranoid|picky|fussy|lazy|silly|stupid|biased|naive|cynical"
+    r"|sentimental|romantic|nosy|nosey|cheesy|sappy|superstitious|nostalgic|traditional|skeptical|sceptical|petty"
+    r"|selfish|boring|basic|lucky|impatient|stubborn|dramatic|spoiled|spoilt|obsessed|a bit|kind of|sort of)\b",
+    re.I)
+
+
 def _name(match: re.Match, clause: _Clause) -> list[_Fact]:
+    if _CALLED_NOT_A_NAME.match(match["value"]):
+        return []
     value = normalize_value("name", match["value"], clause.occurred_at)
     return [_Fact("name", value)] if value else []
 
 
 def _greeting_name(match: re.Match, clause: _Clause) -> list[_Fact]:
     return _name(match, clause) if clause.greeting else []
+
+
+# "Lena here", "It's Dominic, by the way", "this is Marcus again": a chat signed with a name. What else is
+# "here" or "it is" said of is a time, a weather or a word of chat, never a name.
+_SIGNED = r"(?P<value>(?-i:[A-Z][^\W\d_]+(?:-[^\W\d_]+)?)(?: (?-i:[A-Z][^\W\d_]+(?:-[^\W\d_]+)?))?)"
+_NOT_SIGNED = frozenset({
+    *timeparse.WEEKDAYS, *timeparse.MONTHS, "christmas", "easter", "halloween", "thanksgiving", "summer", "winter",
+    "spring", "autumn", "fall", "morning", "evening", "night", "midnight", "noon", "lunchtime", "today", "tonight",
+    "rain", "snow", "sun", "sunny", "rainy", "cloudy", "hot", "cold", "freezing", "raining", "snowing", "late",
+    "early", "quiet", "busy", "dark", "chaos", "madness", "nothing", "everything", "all", "same", "ditto", "me",
+    "us", "you", "him", "her", "them", "newbie", "noob", "guest", "admin", "user", "home", "work", "school", "fine",
+    "ok", "okay", "great", "good", "bad", "awful", "weird", "amazing", "true", "done", "over", "time", "here",
+})
+
+
+def _signed_name(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [] if set(match["value"].lower().split()) & _NOT_SIGNED else _name(match, clause)
 
 
 def _has(match: re.Match, group: str) -> bool:
@@ -419,6 +482,13 @@ def _names_a_person(phrase: str) -> bool:
     words = re.findall(r"[\w'-]+", phrase)[:5]
     return any(word[:1].isupper() or word.lower() in _PERSON_WORDS or word.lower() in JOB_WORDS
                or word.lower() in FAMILY_MEMBERS for word in words)
+
+
+def _expecting(match: re.Match, clause: _Clause) -> list[_Fact]:
+    """ "We're expecting our first in May", "my wife is expecting": a pregnancy said without the word."""
+    said = re.sub(r"\bour\b", "their", _third_person(" ".join(f"{match['value']}{match['when']}".split())), flags=re.I)
+    text = sentence(f"{clause.who} is expecting{' ' + said if said else ''}.")
+    return [_Fact("", said or "a baby", importance=8, text=text)]
 
 
 def _allergy(match: re.Match, clause: _Clause) -> list[_Fact]:
@@ -557,7 +627,7 @@ def _plan_progressive(match: re.Match, clause: _Clause) -> list[_Fact]:
 
 def _preference(attribute: str, *, strong: set[str]) -> Rule:
     def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
-        value = normalize_value(attribute, match["value"], clause.occurred_at)
+        value = normalize_value(attribute, match["value"], clause.occurred_at, opens_clause=match.start("value") == 0)
         if not value or _is_pointer(value):
             return []
         verb = " ".join(match["verb"].lower().split())
@@ -567,14 +637,14 @@ def _preference(attribute: str, *, strong: set[str]) -> Rule:
 
 
 def _fear(match: re.Match, clause: _Clause) -> list[_Fact]:
-    value = normalize_value("fears", match["value"], clause.occurred_at)
+    value = normalize_value("fears", match["value"], clause.occurred_at, opens_clause=match.start("value") == 0)
     if not value or _is_pointer(value):
         return []
     return [_Fact("fears", value, importance=5, text=sentence(f"{clause.who} is afraid of {value}."))]
 
 
 def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
-    value = normalize_value("likes", match["value"], clause.occurred_at)
+    value = normalize_value("likes", match["value"], clause.occurred_at, opens_clause=match.start("value") == 0)
     if not value or _is_pointer(value):
         return []
     what = match["what"].lower()
@@ -594,6 +664,14 @@ _DIETS = alternatives(DIET_ALIASES)
 _EVENT = f"(?:{alternatives(EVENT_NOUNS)})"
 _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"(?:my name is|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
+    # Only a baby, or nothing named, is expected in a pregnancy ("expecting a package" is none).
+    (r"(?:I am|we are|we're) (?:(?:finally|officially|now|so happy to be) )?expecting"
+     r"(?P<value>(?: (?:a baby|a little one"
+     r"|a boy|a girl|twins|triplets|(?:our|my|a) (?:first|second|third|fourth|fifth)(?: (?:baby|child|kid|one))?"
+     r"|baby (?:number|no\.?) \w+|number (?:two|three|four|2|3|4)|again))?)"
+     r"(?P<when>(?: (?:in|on|at|around|this|next|any|due)\b[^!?.]*)?)\W*$", _expecting),
+    (rf"(?:it is|it's|its|this is) {_SIGNED}(?:,? (?:again|here|by the way|btw))*\W*$", _signed_name),
+    (rf"{_SIGNED} here\b(?:\W*$|,)", _signed_name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
     (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
     # "finally 18!!", "officially 30 today": an age said as news
@@ -651,7 +729,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?P<value>(?!I\b)[\w' -]+?) (?:is|are) (?:my|the) (?P<verb>thing|jam|weakness|guilty pleasure|happy place"
      r"|favou?rite(?: \w+)?)\b", _preference("likes", strong={"favourite", "favorite"})),
     (rf"(?:I am )?(?:a )?(?P<verb>big|huge|massive|total) fan of {_VALUE}", _preference("likes", strong={"huge"})),
-    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>fan|lover|addict|nerd|geek) here\b", _preference("likes", strong=set())),
+    (r"(?:(?:big|huge|massive|total|die-?hard|lifelong|proud|serious) )?(?P<value>(?!I\b)[\w' -]+?) "
+     r"(?P<verb>fan|lover|addict|nerd|geek) here\b", _preference("likes", strong=set())),
     (rf"(?:I am )?(?P<verb>obsessed with|addicted to|really into|crazy about|mad about) {_VALUE}",
      _preference("likes", strong={"obsessed with", "crazy about", "mad about"})),
     (rf"(?:I )?(?P<verb>love a good|cannot get enough of|live for) {_VALUE}", _preference("likes", strong=set())),
@@ -692,17 +771,26 @@ _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from
 _EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to)\b.*", re.I)
 _JOB_STOPS = re.compile(r"\s+(?:at|for|in|with|and|since|who|that)\b.*", re.I)
 _NOT_A_PLACE = re.compile(r"^(?:a|an|my|our|their|his|her|this|that|it|here|there|home|myself|the moment|some)\b", re.I)
+# "I've been a paramedic for twelve years": how long, not whom for.
+_DURATION = re.compile(r"(?:(?:about|almost|nearly|over|around|like|the (?:last|past))\s+)?"
+                       r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+                       r"|a few|a couple(?: of)?|several|many|some|a)\s+(?:years?|yrs|months?|weeks?|days?|decades?)"
+                       r"|ages|a while|a long time|years|decades|life|good|now", re.I)
 
 
-def normalize_value(attribute: str, raw: str, reference: datetime) -> str:
+def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clause: bool = True) -> str:
     """The value as memory stores it: cut at the first word that is not part of it, then in the
-    attribute's form (lowercase diets and likes, Title Case places and employers)."""
+    attribute's form (lowercase diets and likes, Title Case places and employers). Names keep their
+    capitals ("likes Taylor Swift", "Mexican food"); a value that `opens_clause` ("Crosswords are my
+    thing") has a capital first word only because the sentence starts with it."""
     value = _cut(raw, reference)
     if attribute in {"city", "hometown", "employer"}:
         value = (_EMPLOYER_STOPS if attribute == "employer" else _PLACE_STOPS).sub("", value)
         value = re.sub(r"^the\s+", "", value, flags=re.I)
         # "a small town", "home", "myself" describe, they do not name: no value beats a vague one
-        return "" if not value or _NOT_A_PLACE.match(value) else _title(value)
+        if not value or _NOT_A_PLACE.match(value) or _DURATION.fullmatch(value):
+            return ""
+        return _title(value)
     if attribute == "name":
         return _title(" ".join(value.split()[:3]))
     if attribute == "job":
@@ -711,7 +799,7 @@ def normalize_value(attribute: str, raw: str, reference: datetime) -> str:
         return DIET_ALIASES.get(value.lower(), value.lower())
     if attribute == "plan":
         return _third_person(value)
-    return _lower(_third_person(value))
+    return _names_kept(_third_person(value), opens_clause)
 
 
 def _cut(raw: str, reference: datetime) -> str:
@@ -740,10 +828,23 @@ def _lower(value: str) -> str:
     return " ".join(word if len(word) > 1 and word.isupper() else word.lower() for word in value.split())
 
 
+def _names_kept(value: str, opens_clause: bool) -> str:
+    """Lowercase but for names: capitalised words other than a first word the sentence's capital explains
+    (kept when a name goes on: "Taylor Swift is my favourite")."""
+    words = value.split()
+    capitalised = [word[:1].isupper() for word in words]
+    if capitalised and opens_clause and not (len(words) > 1 and capitalised[1]):
+        capitalised[0] = False
+    return " ".join(word if keep or (len(word) > 1 and word.isupper()) else word.lower()
+                    for word, keep in zip(words, capitalised, strict=True))
+
+
 def _third_person(value: str) -> str:
     """ "visit my mom" -> "visit their mom": a memory text is about the user, not said by them."""
-    swaps = {"my": "their", "me": "them", "i": "they", "mine": "theirs", "myself": "themselves"}
-    return re.sub(r"\b(?:my|me|i|mine|myself)\b", lambda word: swaps[word.group().lower()], value, flags=re.I)
+    swaps = {"my": "their", "me": "them", "i": "they", "mine": "theirs", "myself": "themselves", "i am": "they are",
+             "i'm": "they're", "im": "they're", "i was": "they were"}
+    return re.sub(r"\b(?:i am|i'm|i was|my|me|i|mine|myself)\b",
+                  lambda word: swaps[" ".join(word.group().lower().split())], value, flags=re.I)
 
 
 # ---------------------------------------------------------------------------------------------
