@@ -1,5 +1,5 @@
-"""Fits the model that decides whether a change ends an old memory kept in another slot
-(services.apply.REPLACEMENT_MODEL) and prints how it separates replaced values from unrelated facts.
+"""Fits the model that decides which current memory a change ends when no slot says it
+(services.replacement) and prints how it separates replaced values from unrelated facts.
 
     .venv/bin/python bench/change_closing.py [--split dev] [--folds 4]
 
@@ -7,15 +7,16 @@ Data: the corpus' change pairs of the split (dev: the model is never fitted on t
 fresh user who first holds four unrelated facts, as `evaluate write-accuracy` does. Cross-fitted: the
 corpus parts are dealt into folds, and each fold's pairs are written with classifier weights trained on
 the other folds' dev files, so that the family model is as unsure of them as it is of sentences it never
-saw (with the shipped weights, trained on these very pairs, their families would agree far too well).
-For every memory the change wrote that names the new value, and every memory the user held before it:
-the pair is labelled *replaced* when the old memory names the pair's old value, *unrelated* when it names
-one of the four facts (others are left out). Features: their cosine, how much their fact families agree
-(the dot product of the family model's probabilities), whether their likeliest families are the same.
-Prints each feature's AUC, the out-of-fold AUC of the logistic model, its coefficients
-(REPLACEMENT_MODEL), and, for bars from 0.3 to 0.9, how many pairs whose old value the rest of the write
-path left current the model would end, against how many unrelated facts, closing each change's
-best-scoring memory.
+saw. The model is off while they are written (every bar above 1): "current" is what the rest of the write
+path left current.
+
+For every memory the later message wrote, the candidates are those services.apply would look at (the
+user's memories nearest to it and nearest to the message); a candidate is *replaced* when it names the
+pair's old value, *unrelated* when it names one of the four facts, and left out of the fit otherwise.
+Prints each feature's AUC, the out-of-fold AUC of the logistic model (folds by pair), its weights
+(REPLACEMENT_WEIGHTS, REPLACEMENT_INTERCEPT), and for bars from 0.3 to 0.8 how many pairs whose old value
+the rest of the write path left current the model would end, against how many unrelated facts and other
+memories it would end, closing each new memory's best-scoring candidate.
 """
 
 # ruff: noqa: E402  (Django is configured before the project is imported)
@@ -25,6 +26,7 @@ import argparse
 import shutil
 import tempfile
 import uuid
+import zlib
 from datetime import timedelta
 from pathlib import Path
 
@@ -34,12 +36,16 @@ from setup_django import setup_django
 setup_django("bench-change-closing")
 
 from django.core.management import call_command
+from django.db.models import Q
 
+from memoryapp import embeddings
 from memoryapp.evaluation import write_accuracy, write_corpus
-from memoryapp.models import Memory, Organization
+from memoryapp.models import Memory, MemorySource, Organization
 from memoryapp.selectors.scoping import valid_at
-from memoryapp.services import apply
+from memoryapp.services import apply, replacement
 from memoryapp.services.extract import classifier, train
+
+BARS = ("REPLACEMENT_BAR", "HEARD_CHANGE_BAR", "NAMED_PERSON_BAR")
 
 
 def _part(item_id: str) -> str:
@@ -62,22 +68,21 @@ def pairs_cross_fitted(split: str, folds: int) -> list[dict]:
                 weights = Path(folder) / "weights.npz"
                 np.savez_compressed(weights, **train.train(Path(folder)))
                 classifier._weights = classifier.load(weights)
-            print(f"fold {fold + 1}/{folds}: parts {', '.join(sorted(held_out))} held out")
-            for written in pairs_written([pair for pair in pairs if _part(pair.id) in held_out], facts):
-                olds = [memory for memory, _, _ in written["old"]]
-                # Under this fold's weights: the family model must not have seen the pair.
-                written["features"] = [features(new, olds) for new in written["new"]] if olds else []
-                found.append(written)
+            print(f"fold {fold + 1}/{folds}: parts {', '.join(sorted(held_out))} held out", flush=True)
+            found += pairs_written([pair for pair in pairs if _part(pair.id) in held_out], facts)
     finally:
         classifier._weights = None  # the shipped weights again
     return found
 
 
 def pairs_written(pairs: list, facts: list) -> list[dict]:
-    """Per change pair: the new value's memories, and the user's memories before it with their label."""
+    """Per change pair and memory the later message wrote: the features of the candidates it might end,
+    their labels (1 replaced, 0 unrelated, -1 other) and whether the rest of the write path left them current."""
     organization = Organization.objects.create(name=f"bench-change-closing-{uuid.uuid4().hex[:8]}")
     found = []
-    bar, apply.REPLACEMENT_BAR = apply.REPLACEMENT_BAR, 2.0  # the model off: "current" is what the rest left
+    bars = {name: getattr(apply, name) for name in BARS}
+    for name in BARS:
+        setattr(apply, name, 2.0)  # the model off
     try:
         writer = write_accuracy._Writer(organization, write_accuracy.extractor_for("rules"))
         changed_at = write_accuracy.CHANGE_FROM + timedelta(days=write_accuracy.CHANGE_AFTER_DAYS)
@@ -87,33 +92,54 @@ def pairs_written(pairs: list, facts: list) -> list[dict]:
             for other in others:
                 writer.send(user, other.text, write_accuracy.CHANGE_FROM - timedelta(days=1), "s0")
             writer.send(user, pair.before, write_accuracy.CHANGE_FROM, "s1")
-            held = list(Memory.objects.filter(user=user, status=Memory.Status.ACTIVE))
+            held = Memory.objects.filter(id__in=list(Memory.objects.filter(  # what was held before the change
+                user=user, status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC).values_list("id", flat=True)))
             writer.send(user, pair.after, changed_at, "s2")
             current = set(valid_at(Memory.objects.filter(user=user)).values_list("id", flat=True))
-            new = [m for m in Memory.objects.filter(user=user, valid_from__gte=changed_at)
-                   if write_corpus.mentions(m.text, pair.after_must)]
             unrelated = [f.must for m in others for f in m.facts]
-            old = []
-            for memory in held:
-                if write_corpus.mentions(memory.text, pair.before_must):
-                    old.append((memory, 1, memory.id in current))
-                elif any(write_corpus.mentions(memory.text, must) for must in unrelated):
-                    old.append((memory, 0, memory.id in current))
-            found.append({"new": new, "old": old})
+            message_vector = embeddings.encode([pair.after])[0]
+            for new in Memory.objects.filter(user=user, valid_from__gte=changed_at, status=Memory.Status.ACTIVE):
+                theirs = Q(subject=new.subject)  # as services.apply.related_close looks
+                if "'s " not in new.subject:
+                    theirs |= Q(subject__startswith=f"{new.subject}'s ")
+                theirs = held.filter(theirs)
+                candidates = {}
+                for vector in (new.embedding, message_vector):
+                    for memory in theirs.annotate(distance=apply.row_cosine_distance(vector)).order_by("distance")[
+                            :apply.REPLACEMENT_CANDIDATES]:
+                        candidates.setdefault(memory.id, memory)
+                olds = list(candidates.values())
+                if not olds:
+                    continue
+                labels = [1 if write_corpus.mentions(m.text, pair.before_must)
+                          else 0 if any(write_corpus.mentions(m.text, must) for must in unrelated) else -1
+                          for m in olds]
+                found.append({"pair": pair.id, "labels": np.array(labels),
+                              "current": np.array([m.id in current for m in olds]),
+                              "features": features(new, olds, pair.after, message_vector)})
     finally:
-        apply.REPLACEMENT_BAR = bar
+        for name, bar in bars.items():
+            setattr(apply, name, bar)
         organization.delete()
     return found
 
 
-def features(new: Memory, olds: list[Memory]) -> np.ndarray:
+def features(new: Memory, olds: list[Memory], message: str, message_vector: np.ndarray) -> np.ndarray:
+    """services.replacement's features, as services.apply computes them (the users here have no name)."""
     texts = [new.text, *(m.text for m in olds)]
     vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in [new, *olds]])
-    probabilities = classifier.family_probabilities(texts, vectors)
-    cosines = vectors[1:] @ vectors[0]
-    agreement = probabilities[1:] @ probabilities[0]
-    same = (probabilities[1:].argmax(axis=1) == probabilities[0].argmax()).astype(np.float32)
-    return np.column_stack([cosines, agreement, same])
+    families = classifier.family_probabilities(texts, vectors)
+    sources = {m.id: set() for m in olds}
+    for memory_id, episode_id in MemorySource.objects.filter(memory_id__in=sources).values_list("memory_id",
+                                                                                               "episode_id"):
+        sources[memory_id].add(episode_id)
+    return replacement.features(
+        new=replacement.Held(new.text, vectors[0], frozenset()),
+        message_text=message, message_vector=message_vector,
+        olds=[replacement.Held(m.text, v, frozenset(sources[m.id]))
+              for m, v in zip(olds, vectors[1:], strict=True)],
+        new_families=families[0], old_families=families[1:],
+    )
 
 
 def main() -> None:
@@ -125,36 +151,39 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=4, help="folds of corpus parts for cross-fitting")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    rows, labels, still_current, pair_of = [], [], [], []
-    for number, pair in enumerate(pairs_cross_fitted(args.split, args.folds)):
-        for row in pair["features"]:
-            rows.append(row)
-            labels += [label for _, label, _ in pair["old"]]
-            still_current += [current for _, _, current in pair["old"]]
-            pair_of += [number] * len(pair["old"])
-    x, y = np.vstack(rows), np.array(labels)
-    current, pair_of = np.array(still_current), np.array(pair_of)
-    print(f"{args.split} split: {len(set(pair_of))} pairs, {len(y)} (new, old) memory pairs, {int(y.sum())} replaced")
-    for column, name in enumerate(("cosine", "family agreement", "same family")):
-        print(f"  AUC of {name:17} {roc_auc_score(y, x[:, column]):.3f}")
-    folds = pair_of % 5
+    written = pairs_cross_fitted(args.split, args.folds)
+    x = np.vstack([w["features"] for w in written])
+    y = np.concatenate([w["labels"] for w in written])
+    group = np.concatenate([[number] * len(w["labels"]) for number, w in enumerate(written)])
+    fold = np.array([zlib.crc32(written[number]["pair"].encode()) % 5 for number in group])
+    labelled = y >= 0
+    stuck = {w["pair"] for w in written if ((w["labels"] == 1) & w["current"]).any()}
+    print(f"{args.split} split: {len({w['pair'] for w in written})} pairs, {int(labelled.sum())} labelled "
+          f"(new, old) memory pairs, {int((y == 1).sum())} replaced; {len(stuck)} pairs whose old value the "
+          "rest of the write path left current")
+    for column, name in enumerate(replacement.REPLACEMENT_FEATURES):
+        print(f"  AUC of {name:22} {roc_auc_score(y[labelled], x[labelled, column]):.3f}")
     out_of_fold = np.zeros(len(y))
-    for fold in range(5):
-        model = LogisticRegression(max_iter=2000).fit(x[folds != fold], y[folds != fold])
-        out_of_fold[folds == fold] = model.predict_proba(x[folds == fold])[:, 1]
-    print(f"  AUC of the model, out of fold {roc_auc_score(y, out_of_fold):.3f}")
-    model = LogisticRegression(max_iter=2000).fit(x, y)
-    print("REPLACEMENT_MODEL =", tuple(round(float(v), 3) for v in [*model.coef_[0], model.intercept_[0]]))
-    print(f"{'bar':>5} {'old values ended that stayed current':>37} {'unrelated facts ended':>22}")
-    for bar in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-        ended = unrelated = 0
-        for number in set(pair_of):
-            rows_of = np.where(pair_of == number)[0]
-            best = rows_of[np.argmax(out_of_fold[rows_of])]
-            if out_of_fold[best] >= bar:
-                ended += int(y[best] == 1 and current[best])
-                unrelated += int(y[best] == 0)
-        print(f"{bar:5.1f} {ended:37d} {unrelated:22d}")
+    for held_out in range(5):
+        fitting = labelled & (fold != held_out)
+        model = LogisticRegression(max_iter=3000).fit(x[fitting], y[fitting])
+        out_of_fold[fold == held_out] = model.predict_proba(x[fold == held_out])[:, 1]
+    print(f"  AUC of the model, out of fold {roc_auc_score(y[labelled], out_of_fold[labelled]):.3f}")
+    model = LogisticRegression(max_iter=3000).fit(x[labelled], y[labelled])
+    print("REPLACEMENT_WEIGHTS =", tuple(round(float(v), 2) for v in model.coef_[0]))
+    print("REPLACEMENT_INTERCEPT =", round(float(model.intercept_[0]), 2))
+    print(f"{'bar':>5} {'pairs whose current old value ends':>35} {'unrelated facts ended':>22} {'others ended':>13}")
+    for bar in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        ended, unrelated, other = set(), 0, 0
+        for number, w in enumerate(written):
+            scores = out_of_fold[group == number]
+            best = int(np.argmax(scores))
+            if scores[best] >= bar:
+                if w["labels"][best] == 1 and w["current"][best]:
+                    ended.add(w["pair"])
+                unrelated += int(w["labels"][best] == 0)
+                other += int(w["labels"][best] == -1)
+        print(f"{bar:5.1f} {len(ended):35d} {unrelated:22d} {other:13d}")
 
 
 if __name__ == "__main__":

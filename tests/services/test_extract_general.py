@@ -255,11 +255,21 @@ def test_a_name_said_in_passing_fills_the_name_slot_with_the_name_alone(said, na
     assert names[0].text == text
 
 
+def test_a_name_in_a_sentence_that_gives_no_name_is_not_the_users():
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput("Ported my number to Lebara, half the price.", WHEN)],
+                                           subject="olga")
+    assert found and not [c for c in found if c.attribute in ("name", "nickname")], found
+
+
 @pytest.mark.parametrize(("said", "texts"), [
     # what follows a self-introduction after commas is the speaker's, said without a subject
     ("Hey, I'm Joaquín, 41, a paramedic in Valparaíso.", {"Joaquín is 41.", "Joaquín is a paramedic in Valparaíso."}),
     ("Name's Freya, originally from Bergen, been in Aberdeen for ten years.",
      {"Freya is originally from Bergen.", "Freya has been in Aberdeen for ten years."}),
+    ("Name is Tomasz, from Gdansk.", {"Tomasz is from Gdansk."}),
     # what others call the speaker, after their name and "but"
     ("my name is Theodora but my friends call me Teddy", {"Theodora goes by Teddy."}),
 ])

@@ -61,6 +61,32 @@ def test_a_change_said_without_a_change_word_ends_the_old_value(acme, before, af
     assert holds(now, *new) and not holds(now, *old), now
 
 
+# The two memories share no word and little meaning for the model ("Vespa" and "e-bike"); the old one is the
+# memory the change and its message are clearly nearest to among what the user holds (services.replacement).
+OTHER_WORDS = [
+    ("I ride a Vespa to work.", "Sold the scooter and got an e-bike, I cycle to the office now.", ("Vespa",),
+     ("e-bike",)),
+    ("I bank with HSBC.", "Moved all my money over to Monzo last month.", ("HSBC",), ("Monzo",)),
+    ("I use a Fitbit to track my runs.", "Got an Apple Watch for my birthday, it tracks everything now.",
+     ("Fitbit",), ("Apple", "Watch")),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), OTHER_WORDS)
+def test_a_change_in_other_words_ends_the_memory_it_is_clearly_nearest(acme, before, after, old, new):
+    user = make_user(acme, "yara")
+    held = ["I have a cat named Miso.", "I'm allergic to penicillin.", "My sister lives in Leeds.",
+            "I play chess on Sundays."]
+    for number, text in enumerate([*held, before]):
+        tell(user, text, "2025-02-01", f"first{number}")
+    tell(user, after, "2025-03-15", "later")
+
+    now = current_texts(user)
+    assert holds(now, *new) and not holds(now, *old), now
+    for words in (("Miso",), ("penicillin",), ("Leeds",), ("chess",)):
+        assert holds(now, *words), (words, now)
+
+
 def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
     """The same messages, with the classifier's change head silenced: the write path alone keeps the old
     values, so the test above measures the head."""

@@ -83,6 +83,7 @@ _WHAT_IT_WAS_LIKE = re.compile(r"(?!(?:i|i'm|we|we're|my|our)\b)(?:[\w'-]+\s+){1
                                r"(?!\s+(?:born|diagnosed|hired|fired|made|accepted|elected|named|promoted)\b)", re.I)
 _WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
+_NOW_PIECE = re.compile(r"^\W*now\b|\bnow\W*$|\b(?:these days|nowadays)\b", re.I)
 # ...unless the words say the new value joins the old ones ("we have a second cat now").
 _ADDS = re.compile(r"\b(?:also|another|second|third|one more|in addition)\b|\b(?:too|as well)\s*(?:[.,!;]|$)", re.I)
 CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statements may be when it says a change
@@ -188,7 +189,7 @@ _FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our
 
 # "I'm Ahmed Khalil, second-year med student in Cairo", "Name's Tomasz, Polish originally, been in Dundee since
 # 2008": after the speaker gives their name, each comma fragment that has no subject of its own is theirs.
-_INTRODUCED = re.compile(r"(?P<intro>(?:.{0,25}?\b)?(?:i'm|im|i am|my name's|my name is|name's|this is|it's)\s+"
+_INTRODUCED = re.compile(r"(?P<intro>(?:.{0,25}?\b)?(?:i'm|im|i am|my name's|my name is|name's|name is|this is|it's)\s+"
                          r"(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|easter)\b)"
                          r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3})\s*,\s+(?P<rest>.+)", re.I)
 _HAS_ITS_OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|my|we|our|he|she|they|it|you|u|and|but|so|can|could|would"
@@ -470,6 +471,7 @@ def complete(
     weights = classifier.weights()
     kept = list(candidates)
     added: list[Candidate] = []
+    changes = dict(zip((index for index, _, _ in work), _says_change([episode for _, episode, _ in work]), strict=True))
     at = 0
     for index, episode, found in work:
         scores, kinds = probability[at : at + len(found)], families[at : at + len(found)]
@@ -483,9 +485,8 @@ def complete(
                         continue
                     if candidate in kept:
                         kept.remove(candidate)
-        added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who)
+        added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who, heard=changes[index])
     ends = {index: ended(episode.content) for index, episode, _ in work}
-    changes = dict(zip((index for index, _, _ in work), _says_change([episode for _, episode, _ in work]), strict=True))
     found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
                     for c in kept + added), key=lambda c: c.episode_index)
     return _named_as_they_say(found, episodes, subject=subject, who=who)
@@ -612,14 +613,16 @@ def _said(word: str, words: set[str]) -> bool:
     return word in words or any(SequenceMatcher(None, word, other).ratio() >= 0.8 for other in words)
 
 
-def _general(index, episode, found, margins, kinds, own, *, subject, who) -> list[Candidate]:
+def _general(index, episode, found, margins, kinds, own, *, subject, who, heard: bool) -> list[Candidate]:
     message_changes = bool(_CHANGE.search(episode.content))
     # Words that say a value was replaced make the statement that says them more likely to be about the
-    # speaker's life (not the rest of the message: "we threw him a party" after "my dad turned 70").
+    # speaker's life (not the rest of the message: "we threw him a party" after "my dad turned 70"); so does
+    # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
+    # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str) -> float:
         if _CHANGE_PIECE.search(piece):
             return -CHANGE_PIECE_MARGIN
-        return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) else 0.0
+        return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0
 
     chosen = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
               if margin >= bar(piece) and not _covered(piece, own, subject)]
@@ -681,8 +684,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who) -> lis
             attribute = "nickname"  # "everyone at work calls me Raj": what they are called, beside their name
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
-            found_name = _BARE_NAME.fullmatch(piece) or _PROPER_NAME.search(piece)
-            if found_name is None:
+            found_name = _BARE_NAME.fullmatch(piece) or (_NAMING.search(piece) and _PROPER_NAME.search(piece))
+            if not found_name:
                 attribute = ""
             else:
                 value = found_name[0]
@@ -777,6 +780,9 @@ _BARE_NAME = re.compile(r"(?:(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+)(?:\s+(?-i:[A-Z])
 _CALLED_BY_OTHERS = re.compile(r"\b(?:everyone|everybody|people|friends|folks|they|family|all)\b[^.]*\bcalls?\s+me\b"
                                r"|\bgo(?:es)? by\b", re.I)
 _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}
+# What gives a name, beside the name itself ("Ported my number to Lebara" names a network, not the user).
+_NAMING = re.compile(r"\b(?:name'?s?|named|call|calls|called|i'm|im|i am|it's|this is|here|go by|goes by|known as"
+                     r"|nickname)\b", re.I)
 
 
 def _value(text: str, who: str) -> str:

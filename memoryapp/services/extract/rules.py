@@ -663,7 +663,7 @@ _SPECIES = alternatives(PETS)
 _DIETS = alternatives(DIET_ALIASES)
 _EVENT = f"(?:{alternatives(EVENT_NOUNS)})"
 _RULE_TABLE: list[tuple[str, Rule]] = [
-    (rf"(?:my name is|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
+    (rf"(?:(?:my )?name is|name's|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
     # Only a baby, or nothing named, is expected in a pregnancy ("expecting a package" is none).
     (r"(?:I am|we are|we're) (?:(?:finally|officially|now|so happy to be) )?expecting"
      r"(?P<value>(?: (?:a baby|a little one"
