@@ -255,6 +255,25 @@ def test_a_name_said_in_passing_fills_the_name_slot_with_the_name_alone(said, na
     assert names[0].text == text
 
 
+@pytest.mark.parametrize(("said", "kept"), [
+    # this very moment is no fact...
+    ("Just got back from the gym, feeling great.", False),
+    ("I'm about to head out for a walk.", False),
+    ("I'm at the airport, flight's delayed.", False),
+    ("Yesterday I bumped into an old teacher of mine.", False),
+    # ...but news said of a moment is
+    ("We just had our second, a little boy!", True),
+    ("Just adopted a kitten from the shelter!", True),
+    ("Yesterday I handed in my notice.", True),
+])
+def test_a_passing_moment_is_no_memory_but_news_said_of_a_moment_is(said, kept):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="olga")
+    assert bool(found) == kept, found
+
+
 def test_a_name_in_a_sentence_that_gives_no_name_is_not_the_users():
     from memoryapp.services.extract import get_extractor
     from memoryapp.services.extract.base import EpisodeInput

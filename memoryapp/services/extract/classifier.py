@@ -56,7 +56,8 @@ _CUES: tuple[tuple[str, re.Pattern], ...] = tuple(
 # What a life changes by, said of a moment: news, never a passing moment.
 _LIFE_EVENT = (r"moved|relocated|started|began|married|engaged|divorced|adopted|quit|joined|graduated|bought|sold"
                r"|turned|retired|became|passed|died|found out|diagnosed|signed|enrolled|broke up|split|switched|left"
-               r"|resigned|took up|picked up|gave up|stopped|booked|closed on|won|hired|fired|laid off|promoted"
+               r"|resigned|handed in|gave notice|accepted|proposed|took up|picked up|gave up|stopped|booked|closed on"
+               r"|won|hired|fired|laid off|promoted"
                r"|got (?:married|engaged|divorced|a new|my first|our first|a job|the job|promoted|hired|fired|a puppy"
                r"|a dog|a cat|a kitten|diagnosed)|had (?:a|our|my|the) baby|gave birth"
                r"|finished (?:my|our|the) (?:degree|course|studies|treatment|chemo|phd|masters|training"
@@ -83,9 +84,10 @@ _NOT_A_STATEMENT = re.compile(
     r"|\bfor (?:over |about |like |almost )?\w+ (?:minutes|mins|hours|hrs|seconds|secs)(?: now| already)?\W*$"
     # this very moment: "just got back from the gym", "about to head out", "I'm at the airport", "yesterday I
     # ran into an old friend" (what changed in a life is news, not a moment: "just moved", "yesterday I quit")
+    # (not "had", "did", "ran": "we just had our second", "just ran my first marathon" are news)
     rf"|^\W*(?:(?:i|we)\s+)?(?:(?:have|'ve|ve)\s+)?just\s+(?!(?:{_LIFE_EVENT})\b)(?:finished|got back|got home|got in"
-    r"|got up|woke up|came back|came home|had|ate|watched|saw|landed|arrived|walked|ran|did|made|cooked|played|spent"
-    r"|burned|burnt|spilled|spilt|dropped|missed|forgot)\b"
+    r"|got up|woke up|came back|came home|ate|watched|landed|arrived|walked|cooked|spent|burned|burnt|spilled|spilt"
+    r"|dropped|missed|forgot)\b"
     r"|\b(?:i am|i'm|im|we're|we are)\s+(?:just\s+)?(?:about to|on (?:my|our) way|heading (?:out|off|home)"
     r"|off to (?:bed|sleep|work|the shops|the gym))\b"
     rf"|^\W*(?:yesterday|last night|this morning|earlier today)\b(?!.*\b(?:{_LIFE_EVENT})\b)"
