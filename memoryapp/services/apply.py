@@ -613,8 +613,8 @@ def instruction_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
 # memory services.replacement's model finds most likely replaced, among the user's memories nearest to the new
 # one and nearest to the message that said it, when likely enough (bars from bench/change_closing.py's table).
 REPLACEMENT_CANDIDATES = 6  # nearest to the new memory, and as many nearest to the message
-# Out of fold on dev (645 pairs, 275 of whose old values the rest of the write path leaves current): at 0.7, 223 of
-# those end for 15 unrelated facts; at 0.8, 211 for 8; at 0.6, 227 for 23 (the model before: 211 for 30 at 0.3).
+# Out of fold on dev (648 pairs, 279 of whose old values the rest of the write path leaves current): at 0.7, 228 of
+# those end for 17 unrelated facts; at 0.8, 212 for 8; at 0.6, 231 for 24 (the model before: 211 for 30 at 0.3).
 # The whole write path, dev pairs written under weights trained without them: changes recognised 76.0% -> 78.8%,
 # unrelated facts closed 39 -> 32 of ~3,400 (at 0.6 and 0.7: 80.4%, 61 closed without the margin floor).
 REPLACEMENT_BAR = 0.7  # the change said in the memory's own words, or a statement that there was none of a kind
