@@ -36,11 +36,10 @@ from setup_django import setup_django
 setup_django("bench-change-closing")
 
 from django.core.management import call_command
-from django.db.models import Q
 
 from memoryapp import embeddings
 from memoryapp.evaluation import write_accuracy, write_corpus
-from memoryapp.models import Memory, MemorySource, Organization
+from memoryapp.models import Memory, Organization
 from memoryapp.selectors.scoping import valid_at
 from memoryapp.services import apply, replacement
 from memoryapp.services.extract import classifier, train
@@ -99,16 +98,9 @@ def pairs_written(pairs: list, facts: list) -> list[dict]:
             unrelated = [f.must for m in others for f in m.facts]
             message_vector = embeddings.encode([pair.after])[0]
             for new in Memory.objects.filter(user=user, valid_from__gte=changed_at, status=Memory.Status.ACTIVE):
-                theirs = Q(subject=new.subject)  # as services.apply.related_close looks
-                if "'s " not in new.subject:
-                    theirs |= Q(subject__startswith=f"{new.subject}'s ")
-                theirs = held.filter(theirs)
-                candidates = {}
-                for vector in (new.embedding, message_vector):
-                    for memory in theirs.annotate(distance=apply.row_cosine_distance(vector)).order_by("distance")[
-                            :apply.REPLACEMENT_CANDIDATES]:
-                        candidates.setdefault(memory.id, memory)
-                olds = list(candidates.values())
+                # as services.apply.related_close looks
+                theirs = held.filter(apply.subject_and_their_people(new.subject))
+                olds = apply.replacement_candidates(theirs, new.embedding, message_vector)
                 if not olds:
                     continue
                 labels = [1 if write_corpus.mentions(m.text, pair.before_must)
@@ -126,20 +118,8 @@ def pairs_written(pairs: list, facts: list) -> list[dict]:
 
 def features(new: Memory, olds: list[Memory], message: str, message_vector: np.ndarray) -> np.ndarray:
     """services.replacement's features, as services.apply computes them (the users here have no name)."""
-    texts = [new.text, *(m.text for m in olds)]
     vectors = np.vstack([np.asarray(m.embedding, dtype=np.float32) for m in [new, *olds]])
-    families = classifier.family_probabilities(texts, vectors)
-    sources = {m.id: set() for m in olds}
-    for memory_id, episode_id in MemorySource.objects.filter(memory_id__in=sources).values_list("memory_id",
-                                                                                               "episode_id"):
-        sources[memory_id].add(episode_id)
-    return replacement.features(
-        new=replacement.Held(new.text, vectors[0], frozenset()),
-        message_text=message, message_vector=message_vector,
-        olds=[replacement.Held(m.text, v, frozenset(sources[m.id]))
-              for m, v in zip(olds, vectors[1:], strict=True)],
-        new_families=families[0], old_families=families[1:],
-    )
+    return apply.replacement_rows([new.text, *(m.text for m in olds)], vectors, olds, (message, message_vector))
 
 
 def main() -> None:

@@ -655,8 +655,9 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         current = current.filter(id__in=negatives)
     # What may end is measured against the user's other memories nearest to the change: a memory is likely
     # replaced when it is clearly nearer than those (services.replacement), not merely the only one looked at.
-    beside = _candidates(held, draft)
-    old = _person_named(current, draft, beside) if changes else None
+    message = _message(draft)
+    beside = replacement_candidates(held, draft.embedding, message[1])
+    old = _person_named(current, draft, beside, message) if changes else None
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
     # itself, or the classifier hear one in the message (25 dev users of 15 facts lost 7 of their 375 facts
     # to changes without this rule; 1 with it, 3 since the classifier is heard too).
@@ -664,12 +665,10 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     if old is None and (not changes or message_changes or said_in_words):
         # A relative's news never replaces the user's own value; a statement kept as the user's may be about
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
-        theirs = Q(subject=draft.subject)
-        if "'s " not in draft.subject:
-            theirs |= Q(subject__startswith=f"{draft.subject}'s ")
+        theirs = current.filter(subject_and_their_people(draft.subject))
         bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
-        old = (_kind_said_again(current.filter(theirs), draft)
-               or _replaced(_candidates(current.filter(theirs), draft), draft, bar, beside))
+        old = (_kind_said_again(theirs, draft)
+               or _replaced(replacement_candidates(theirs, draft.embedding, message[1]), draft, bar, beside, message))
     if old is None:
         return
     reason = "changed: the user said something new about it"
@@ -695,7 +694,15 @@ PEOPLE_LOOKED_AT = 200
 NAMED_PERSON_BAR = HEARD_CHANGE_BAR
 
 
-def _person_named(current, draft: MemoryDraft, beside: list[Memory]) -> Memory | None:
+def subject_and_their_people(subject: str) -> Q:
+    """The memories of a subject and, for the user (not one of their people), of the user's people."""
+    theirs = Q(subject=subject)
+    if "'s " not in subject:
+        theirs |= Q(subject__startswith=f"{subject}'s ")
+    return theirs
+
+
+def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tuple[str, np.ndarray]) -> Memory | None:
     """The closest current memory of one of the user's people the new memory names, by name in any case
     ("tariq graduated" after "my brother Tariq is a student") or by how the user calls them ("mum retired")."""
     from memoryapp.selectors.names import user_display_name
@@ -714,7 +721,8 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory]) -> Memory |
              or any(name.lower() in said for name in _names_beside_subject(text))]
     if not named:
         return None
-    return _replaced(_candidates(current.filter(id__in=named), draft), draft, NAMED_PERSON_BAR, beside)
+    candidates = replacement_candidates(current.filter(id__in=named), draft.embedding, message[1])
+    return _replaced(candidates, draft, NAMED_PERSON_BAR, beside, message)
 
 
 _WORD = re.compile(r"[\w'-]+")
@@ -742,11 +750,12 @@ def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
 _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d+(?:[.,]\d+)*\w*)")  # "19." names 19, "4.5" itself
 
 
-def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: list[Memory]) -> Memory | None:
+def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: list[Memory],
+              message: tuple[str, np.ndarray]) -> Memory | None:
     """The memory of `candidates` the new one most likely replaces (services.replacement), if likely enough;
-    `beside`: the user's other memories nearest to the change, which the candidates' margins are taken over."""
+    `beside`: the user's other memories nearest to the change, which the candidates' margins are taken over;
+    `message`: the words and vector of the message that said the change (_message)."""
     from memoryapp.selectors.names import user_display_name
-    from memoryapp.services.extract import classifier
 
     if not candidates:
         return None
@@ -762,22 +771,29 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
         said = re.compile(rf"\b{re.escape(name)}\b")
         texts = [said.sub("The user", text) for text in texts]
         vectors = embeddings.encode(texts)
+    likelihood = replacement.probabilities(replacement_rows(texts, vectors, candidates, message))[:allowed]
+    best = int(np.argmax(likelihood))
+    return candidates[best] if likelihood[best] >= bar else None
+
+
+def replacement_rows(texts: list[str], vectors: np.ndarray, candidates: list[Memory],
+                     message: tuple[str, np.ndarray]) -> np.ndarray:
+    """services.replacement's features of each candidate: `texts` and `vectors` hold the new memory's first,
+    then the candidates' (as the model reads them); `message` is (words, vector) of what said the change."""
+    from memoryapp.services.extract import classifier
+
     families = classifier.family_probabilities(texts, vectors)
     sources: dict[UUID, set] = {memory.id: set() for memory in candidates}
     links = MemorySource.objects.filter(memory_id__in=sources).values_list("memory_id", "episode_id")
     for memory_id, episode_id in links:
         sources[memory_id].add(episode_id)
-    message_text, message_vector = _message(draft)
-    rows = replacement.features(
+    return replacement.features(
         new=replacement.Held(texts[0], vectors[0], frozenset()),
-        message_text=message_text, message_vector=message_vector,
+        message_text=message[0], message_vector=message[1],
         olds=[replacement.Held(text, vector, frozenset(sources[memory.id]))
               for text, vector, memory in zip(texts[1:], vectors[1:], candidates, strict=True)],
         new_families=families[0], old_families=families[1:],
     )
-    likelihood = replacement.probabilities(rows)[:allowed]
-    best = int(np.argmax(likelihood))
-    return candidates[best] if likelihood[best] >= bar else None
 
 
 def _message(draft: MemoryDraft) -> tuple[str, np.ndarray]:
@@ -791,11 +807,10 @@ def _message(draft: MemoryDraft) -> tuple[str, np.ndarray]:
     return " ".join(episode.content for episode in draft.sources), vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
-def _candidates(memories, draft: MemoryDraft) -> list[Memory]:
-    """The memories nearest to the new one and those nearest to the message that said it."""
-    _, message_vector = _message(draft)
+def replacement_candidates(memories: QuerySet, *vectors) -> list[Memory]:
+    """The REPLACEMENT_CANDIDATES memories nearest to each vector (the new memory's, the message's), once each."""
     found: dict[UUID, Memory] = {}
-    for vector in (draft.embedding, message_vector):
+    for vector in vectors:
         for memory in memories.annotate(distance=row_cosine_distance(vector)).order_by("distance")[
                 :REPLACEMENT_CANDIDATES]:
             found.setdefault(memory.id, memory)
