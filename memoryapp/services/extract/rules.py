@@ -308,8 +308,10 @@ class _Clause(Clause):
 # Standing instructions
 # ---------------------------------------------------------------------------------------------
 
+# Words that make a request last: "from now on", "going forward".
+_FROM_NOW_ON = r"(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)"
 _INSTRUCTION = re.compile(
-    r"(?:please )?(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+(?P<later>.+)"
+    rf"(?:please )?(?:{_FROM_NOW_ON}[, ]+(?P<later>.+)"
     r"|(?P<always>(?:always|never|do not ever|do not|stop) .+))"
     r"|please (?:just |only )?(?P<call>call me .+)"
     r"|please (?:just |only )?(?P<language>(?:answer|reply|respond|write|speak|talk)(?: to me)? (?:in|using|with) .+)",
@@ -327,9 +329,10 @@ _REQUEST = (r"(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will)\s+(?:you|
 _REPLY_FORM = (r"(?:answers|replies|responses|messages|explanations|sentences|words|language|emojis?|bullet points?"
                r"|bullets|units|jargon|terms|tone|detail|formal(?:ly)?|casual(?:ly)?"
                rf"|in (?:{alternatives(LANGUAGES)}))")
+# What may open a request without being part of it: "ok so", "btw", "from now on".
+_OPENERS = r"actually|also|ok|okay|oh|so|and|hey|btw"
 _REPLY_PREFERENCE = re.compile(
-    r"(?:(?:actually|also|ok|okay|oh|so|and|hey|btw)[, ]+)*"
-    r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?"
+    rf"(?:(?:{_OPENERS})[, ]+)*(?:{_FROM_NOW_ON}[, ]+)?"
     # "I'd prefer replies in German from now on": the replies wished for
     rf"(?:i(?:'d| would) (?:prefer|like|rather have) (?P<wished>(?:your |the )?(?:replies|answers|responses|messages)"
     rf"\s+(?:in|to be|with|that)\b[^?]*?)"
@@ -343,8 +346,7 @@ _REPLY_PREFERENCE = re.compile(
 )
 
 
-_LEAD = (r"(?:(?:actually|also|ok|okay|oh|so|and|hey|btw|honestly|generally|in general)[, ]+)*"
-         r"(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)[, ]+)?")
+_LEAD = rf"(?:(?:{_OPENERS}|honestly|generally|in general)[, ]+)*(?:{_FROM_NOW_ON}[, ]+)?"
 # How the user wants to be spoken to, without a word for replies: "talk to me like a friend", "be blunt with
 # me", "skip the small talk", "no need for pleasantries with me", "explain things like I'm five". Said of
 # things in general ("things", "everything") or of the way of talking itself, never of a task ("explain
@@ -842,7 +844,7 @@ def _names_kept(value: str, opens_clause: bool) -> str:
 def _third_person(value: str) -> str:
     """ "visit my mom" -> "visit their mom": a memory text is about the user, not said by them."""
     swaps = {"my": "their", "me": "them", "i": "they", "mine": "theirs", "myself": "themselves", "i am": "they are",
-             "i'm": "they're", "im": "they're", "i was": "they were"}
+             "i'm": "they're", "i was": "they were"}
     return re.sub(r"\b(?:i am|i'm|i was|my|me|i|mine|myself)\b",
                   lambda word: swaps[" ".join(word.group().lower().split())], value, flags=re.I)
 
