@@ -621,7 +621,9 @@ REPLACEMENT_BAR = 0.7  # the change said in the memory's own words, or a stateme
 HEARD_CHANGE_BAR = 0.8  # only the classifier heard a change in the message
 _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowadays|instead|switched|moved|relocated"
                           r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold"
-                          r"|recovered|got over|renamed|changed (?:my|our|their) minds?)\b",
+                          r"|recovered|got over|renamed|transferred|remarried|outgr[eo]wn?"
+                          r"|handed in (?:my|our|their|his|her) notice"
+                          r"|changed (?:my|our|their) (?:minds?|majors?|courses?|names?))\b",
                           re.I)
 # "I've never had a pet", "I don't have any allergies", "I don't really exercise": a statement that the
 # subject has none of a kind, which any later statement of that kind ends, said with a change word or not.

@@ -356,13 +356,25 @@ def test_a_word_that_only_sometimes_names_a_relative_does_not_start_a_fact_about
 @pytest.mark.parametrize(("said", "whose", "word"), [
     ("My son quit the swim team and joined the chess club.", "olga's son", "chess"),
     ("Priya left Unilever and now works at a tea startup in Pune.", None, "startup"),
+    # "he" or "she" after a piece about one person only is that person
+    ("Marek sold the bakery, he's driving a taxi in Krakow now", None, "taxi"),
+    ("my brother moved to Leeds, he's a dentist at a practice in Headingley", "olga's brother", "dentist"),
 ])
 def test_what_follows_and_goes_on_with_the_person_the_sentence_began_with(said, whose, word):
     found = olga_says(said)
     told = [c for c in found if mentions(c.text, (word,))]
-    assert told and not any(c.text.startswith("Olga ") for c in told), [(c.subject, c.text) for c in found]
+    assert told and not any(c.text.startswith(("Olga ", "Olga said")) for c in told), [(c.subject, c.text)
+                                                                                        for c in found]
     if whose:
         assert {c.subject for c in told} == {whose}
+    else:
+        assert said.split()[0] in told[0].text
+
+
+@pytest.mark.parametrize("said", ["my brother married Ines, she's a vet", "my dad retired, she says it's dull"])
+def test_he_or_she_after_someone_else_is_named_or_of_the_other_sex_is_not_that_person(said):
+    assert not any(c.text.startswith(("Olga's brother is", "Olga's dad is", "Olga's brother's", "Olga's dad's"))
+                   for c in olga_says(said)), [c.text for c in olga_says(said)]
 
 
 @pytest.mark.parametrize("said", ["My goodness, what a week!", "my god, the queue at the post office"])
@@ -388,6 +400,10 @@ def olga_says(said: str) -> list:
     # the speaker is one of "us"; "we all" keeps its plural verb
     ("No cars for us, we cycle everywhere", "No cars for Maria, Maria's household cycles everywhere."),
     ("we all call my grandmother Nana", "Maria's household all call their grandmother Nana."),
+    # an adverb before the speaker's own thing opens the sentence; it is no verb without a subject
+    ("Now my goal is a sub-two-hour half", "Now Maria's goal is a sub-two-hour half."),
+    # who is in a clause beside it is not the subject the statement lacks
+    ("Started running again when I was pregnant", "Maria started running again when Maria was pregnant."),
 ])
 def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said, text):
     assert general.third_person(said, "Maria") == text
@@ -441,9 +457,25 @@ def test_what_follows_and_goes_on_with_no_word_that_only_opens_the_sentence(said
     ("Our parrot Kiki is 30 years old.", "Kiki passed in the night 💔 we're heartbroken", ("30", "years")),
     # a name typed in lower case with its 's still names the person
     ("My cousin Aoife works at a bank in Cork.", "aoife's left the bank, she's teaching in Galway now", ("Cork",)),
+    # the old value fronted by "instead of" is dropped, not the news after it
+    ("I go running every morning.", "Instead of running I took up rowing at the canal club, it's easier on me",
+     ("running",)),
+    # moves within an employer or a school, and a parent's new marriage, are news without "now" or "new"
+    ("I study history at Exeter.", "I transferred to Bristol after first year, much better department", ("Exeter",)),
+    ("My dad has been single since the divorce.", "my dad remarried in June, his wife Carol is lovely", ("single",)),
 ])
 def test_news_in_everyday_words_ends_the_value_it_replaces(send, before, after, old):
     user = send(before)
     assert any(mentions(t, old) for t in current_texts(user)), current_texts(user)
     send(after, user=user, at=WHEN + timedelta(days=30), session="s2")
     assert not any(mentions(t, old) for t in current_texts(user)), current_texts(user)
+
+
+@pytest.mark.django_db
+def test_what_holds_now_takes_the_slot_from_what_no_longer_holds(send):
+    # "was" in the news is no description of the old value; "not ... anymore" is kept beside the slot
+    user = send("I don't drive anymore. The insurance was costing a fortune so I cycle to work now")
+    now = Memory.objects.filter(user=user, valid_to__isnull=True, status=Memory.Status.ACTIVE)
+    assert [m.attribute for m in now if mentions(m.text, ("cycles",))] == ["commute"], [(m.attribute, m.text)
+                                                                                      for m in now]
+    assert any(mentions(m.text, ("drive",)) and not m.attribute for m in now)

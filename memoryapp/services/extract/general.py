@@ -67,12 +67,13 @@ SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.value
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
                 r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
-                r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed"
+                r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
                 r"|changed (?:my|our) minds?")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 _DEATH = r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
-                     rf"|just|as of|anymore|hit|promoted|graduated|since|{_DEATH})\b", re.I)
+                     rf"|just|as of|anymore|hit|promoted|graduated|transferred|outgr[eo]wn?|handed in"
+                     rf"|since|{_DEATH})\b", re.I)
 _REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{_DEATH})\b", re.I)
 _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded"
                             rf"|{_DEATH})\b",
@@ -82,6 +83,8 @@ _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduate
 _WHAT_IT_WAS_LIKE = re.compile(r"(?!(?:i|i'm|we|we're|my|our)\b)(?:[\w'-]+\s+){1,4}(?:was|were)\b"
                                r"(?!\s+(?:born|diagnosed|hired|fired|made|accepted|elected|named|promoted)\b)", re.I)
 _WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
+# "started eating chicken again when I was pregnant": a past said beside the news is no old value
+_SUBORDINATE = re.compile(r"\b(?:when|while|because|since|after|before|until|as soon as)\b[^,.;!?]*", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
 _NOW_PIECE = re.compile(r"^\W*now\b|\bnow\W*$|\b(?:these days|nowadays)\b", re.I)
 # ...unless the words say the new value joins the old ones ("we have a second cat now").
@@ -103,10 +106,11 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
-# A piece that only ends the old value ("I quit German", "Marco and I broke up"): with a new value in
-# the same message it is not written, or the old value's words would stay current.
+# A piece that only ends the old value ("I quit German", "Marco and I broke up", "I'm not vegan anymore"):
+# with a new value in the same message it is kept outside the slot, which the new value takes.
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
-                        r"|stopped|moved out|no longer|recovered from|got over|stepped away from)\b", re.I)
+                        r"|stopped|moved out|no longer|recovered from|got over|stepped away from)\b"
+                        r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
 # What a change statement says is over: the old value it names. "swapped Lyon for Marseille", "switched from
 # Y to X", "replaced Y with X", "X instead of Y", "left/quit/sold/gave up Y", "no longer Y", "Y and I broke up",
@@ -119,6 +123,10 @@ _FROM_TO = re.compile(r"\b(?P<verb>switched|moved|changed|went|upgraded|downgrad
                       r"|relocated|gone)\s+from\s+(?P<old>[^,.;!?]+?)\s+(?=to\b|into\b)", re.I)
 _REPLACED = re.compile(r"\breplaced\s+(?P<old>[^,.;!?]+?)\s+with\s+", re.I)
 _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+)", re.I)
+# Fronted, the old value ends where the speaker's own clause begins, comma or not ("Instead of the walks I
+# started aqua aerobics"), not at the end of that clause.
+_INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?]+?)(?:\s*,\s*|\s+)"
+                              r"(?=(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
@@ -143,7 +151,7 @@ def ended(text: str) -> tuple[str, ...]:
     """The old values a message says are over, each as the words that name it ("Lyon", "allergic cats")."""
     text = _clean(text)
     found = []
-    for pattern in (_SWAP, _FROM_TO, _REPLACED, _INSTEAD, *_ENDED):
+    for pattern in (_SWAP, _FROM_TO, _REPLACED, _INSTEAD_FRONTED, _INSTEAD, *_ENDED):
         for match in pattern.finditer(text):
             words = [w for w in re.findall(r"[\w'-]+", match["old"])
                      if w.lower() not in _OLD_FILLER and (_names(w) or len(w) >= 4)]
@@ -163,7 +171,7 @@ def without_old(piece: str) -> str:
     piece = _SWAP.sub("switched to ", piece)
     piece = _FROM_TO.sub(lambda m: f"{m['verb']} ", piece)
     piece = _REPLACED.sub("switched to ", piece)
-    return _INSTEAD.sub("", piece)
+    return _INSTEAD.sub("", _INSTEAD_FRONTED.sub("", piece))
 
 
 _CLAUSE_START = (
@@ -361,7 +369,8 @@ def third_person(piece: str, who: str) -> str:
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
     first = text.split(" ", 1)[0].lower()
     # "Got my first car", "transferred to ICU": no subject, the speaker's understood
-    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", text, re.I)
+    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", _SUBORDINATE.sub("", text),
+                                                       re.I)
     if unsaid and _a_verb_first(text):
         text = f"{who} {text[:1].lower()}{text[1:]}"
     elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
@@ -405,13 +414,15 @@ def _a_verb_first(piece: str) -> bool:
     speaker did, not someone's name ("Ted left Siemens", "Fred retired" name someone)."""
     first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
     if first in _ADVERBS:
-        return second not in _SUBJECTS  # "finally moved to Leeds", not "now it's just swimming"
+        # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon"
+        return second not in _SUBJECTS and second not in _POSSESSIVES
     past = first in _PAST or (first.endswith("ed") and len(first) > 3)  # not "red wine"
     return past and not (_says_what_was_done(second) or second.endswith("s") or second in _VERBS_AFTER_A_NAME)
 
 
 _SUBJECTS = frozenset({"i", "i'm", "im", "we", "we're", "you", "he", "he's", "she", "she's", "it", "it's", "its",
                        "they", "they're", "there", "there's", "that", "that's", "this"})
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "the"})
 _VERBS_AFTER_A_NAME = frozenset({"is", "was", "has", "had", "and", "just", "got", "will", "can"})
 
 
@@ -640,10 +651,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             chosen = [(piece, ending[0][1]) for piece, _ in rest] + [(piece, "") for piece, _ in ending]
     taken = {c.attribute for c in own if c.attribute and c.subject == subject}
     taken_by = {(c.subject, c.attribute) for c in own if c.attribute}
-    # One value per single slot from one message: the piece that says "now" if one does, else the first; the
-    # rest is kept outside the slot, unless it says what the old value was like ("I'm vegetarian again;
-    # vegan was too hard").
-    chosen.sort(key=lambda c: not _NOW.search(c[0]))
+    # One value per single slot from one message: the piece that says "now" (not "not ... anymore") if one
+    # does, else the first; the rest is kept outside the slot, unless it says what the old value was like
+    # ("I'm vegetarian again; vegan was too hard").
+    chosen.sort(key=lambda c: not _NOW.search(c[0]) or bool(_ENDS_ONLY.search(c[0])))
     filled: set[tuple[str, str]] = set()
     made = []
     continued = _continued(found)
@@ -669,7 +680,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute and single and (about, attribute) in filled:
-            if message_changes and _WAS.search(piece):
+            if message_changes and _WAS.search(_SUBORDINATE.sub("", piece)):
                 continue  # what the old value was like ("vegan was too hard"): it must not stay current
             attribute = ""  # the rest of the news ("got an offer from Amazon", "I'm a warehouse manager there now")
         if attribute and single:
@@ -704,11 +715,41 @@ def _continued(found: list[str]) -> dict[str, str]:
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
         lead = _LEAD.match(before)
-        if (lead and lead[1].lower() not in _NOT_A_LEAD and not _a_verb_first(before)
-                and _says_what_was_done(piece.split(" ", 1)[0].lower())
-                and not _OWN_SUBJECT.match(piece)):
+        if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
+            continue
+        if _says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece):
             continued[piece] = f"{lead[1]} {piece}"
+        elif (pronoun := _PRONOUN_FIRST.match(piece)) and _the_one_person(before, lead[1], pronoun[1].lower()):
+            # "Becky's quit teaching, | she's retraining as a counsellor": Becky's news, not the speaker's
+            rest = piece[pronoun.end(1):]
+            if contracted := _PRONOUN_CONTRACTED.match(rest):  # "Becky's retraining" would read as a possessive
+                rest = (" has " if contracted[1] else " is ") + rest[contracted.end():]
+            continued[piece] = _POSSESSIVE.sub("", lead[1]) + rest
     return continued
+
+
+_PRONOUN_FIRST = re.compile(r"(he|she)\b", re.I)
+_PRONOUN_CONTRACTED = re.compile(r"'s\s+(?=(been|got|gone|had)\b)?", re.I)
+_POSSESSIVE = re.compile(r"'s$", re.I)
+_SHE = frozenset({"mother", "mum", "mom", "mama", "sister", "daughter", "wife", "girlfriend", "gf", "grandma",
+                  "granny", "grandmother", "aunt", "auntie", "niece", "fiancee", "fiancée", "stepmom", "stepmother"})
+_HE = frozenset({"father", "dad", "papa", "brother", "son", "husband", "boyfriend", "bf", "grandpa", "grandad",
+                 "granddad", "grandfather", "uncle", "nephew", "fiance", "fiancé", "stepdad", "stepfather"})
+
+
+def _the_one_person(before: str, lead: str, pronoun: str) -> bool:
+    """Whether "he" or "she" after `before` can only be the person it began with: nobody else is named in
+    it ("my brother married Ana, she's a nurse": Ana) and a word that tells the lead's sex agrees."""
+    words = set(re.findall(r"[\w'-]+", lead.lower()))
+    if words & (_HE if pronoun == "she" else _SHE):
+        return False
+    rest = before[len(lead):]
+    return not re.search(rf"\b(?:{_PEOPLE})\b", rest, re.I) and not _ANOTHER_NAME.search(rest)
+
+
+# A capitalised word, not a place said as one ("moved to Leeds", "works at Tesco")
+_ANOTHER_NAME = re.compile(r"(?<!\bto )(?<!\bin )(?<!\bat )(?<!\bfrom )(?<!\bfor )(?<!\bnear )(?<!\binto )"
+                           r"(?<=\s)(?-i:[A-Z])[\w'-]+")
 
 
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
