@@ -130,3 +130,8 @@ def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_ol
     # The first statement was itself a negative: the same negative still holds the old value.
     no_meat = pair("I don't eat meat.", "meat", "I eat fish again, pescatarian now.", "pescatarian")
     assert write_accuracy._holds_old_value(["The user doesn't eat meat."], no_meat)
+    # "passed" of a death, a pet rehomed: over too ("passed" of a test is not)
+    cat = pair("Our cat is Tigger.", "Tigger", "Tigger passed in May, we got a puppy.", "puppy")
+    assert not write_accuracy._holds_old_value(["Tigger passed in May.", "The user got a puppy."], cat)
+    assert not write_accuracy._holds_old_value(["The user had to rehome Tigger."], cat)
+    assert write_accuracy._holds_old_value(["Tigger passed the vet check."], cat)

@@ -404,6 +404,7 @@ def olga_says(said: str) -> list:
     ("Now my goal is a sub-two-hour half", "Now Maria's goal is a sub-two-hour half."),
     # who is in a clause beside it is not the subject the statement lacks
     ("Started running again when I was pregnant", "Maria started running again when Maria was pregnant."),
+    ("Took up the drums and I love it", "Maria took up the drums and Maria loves it."),
 ])
 def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said, text):
     assert general.third_person(said, "Maria") == text

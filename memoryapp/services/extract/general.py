@@ -369,8 +369,9 @@ def third_person(piece: str, who: str) -> str:
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
     first = text.split(" ", 1)[0].lower()
     # "Got my first car", "transferred to ICU": no subject, the speaker's understood
-    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", _SUBORDINATE.sub("", text),
-                                                       re.I)
+    # ...in its first clause: "Did a Pass Plus course and I'm grand now", "Started yoga when I was pregnant"
+    first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
+    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I)
     if unsaid and _a_verb_first(text):
         text = f"{who} {text[:1].lower()}{text[1:]}"
     elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
@@ -401,6 +402,7 @@ def third_person(piece: str, who: str) -> str:
     return sentence(text) + "."
 
 
+_NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
 _VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had)\b",
                                 re.I)
 
