@@ -416,6 +416,10 @@ def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said,
     ("I ❤️ Copenhagen", ["I love Copenhagen"]),
     # the fact before a question that ends the sentence after a comma
     ("my dad is diabetic and loves baking, recipe ideas?", ["my dad is diabetic and loves baking", "recipe ideas?"]),
+    # without a comma a question starts as one ("can you", "what"), never at the statement's own verb
+    ("my son is allergic to sesame so can you check this menu?", ["my son is allergic to sesame",
+                                                                  "can you check this menu?"]),
+    ("Since my wife is diabetic what desserts are safe?", ["my wife is diabetic", "what desserts are safe?"]),
     # a supposition goes on after "and"
     ("what if I sold the flat and moved to the coast", ["what if I sold the flat and moved to the coast"]),
     # a headline before the news is no part of it

@@ -240,10 +240,16 @@ def _statement_then_question(part: str) -> list[str]:
 
 # "Since I wear hearing aids, are AirPods a bad idea?", "since i'm lactose intolerant can u suggest a sauce?",
 # "i'm muslim so i'll be fasting, any suhoor ideas?": the statement a question rests on, said before it.
+# Without a comma the question must start as one ("can u", "is there", "what"): "my daughter is allergic to
+# nuts - can you check this?" is no statement "my daughter" before a question "is allergic...?".
 _QUESTION_AFTER_STATEMENT = re.compile(
     r"(?:(?:since|as|because|given that|seeing as|now that)\s+)?"
-    r"(?P<statement>(?:i|i'm|im|i've|ive|my|we|we're|our)\b.{4,}?)(?:\s*,\s*|\s+)(?:so\s+|and\s+|but\s+)?"
-    r"(?=(?:can|could|would|will|should|do|does|is|are|what|which|how|where|when|any|anything)\s+\S.*\?\W*$)",
+    r"(?P<statement>(?:i|i'm|im|i've|ive|my|we|we're|our)\b.{4,}?)"
+    r"(?:\s*,\s*(?:so\s+|and\s+|but\s+)?"
+    r"(?=(?:can|could|would|will|should|do|does|is|are|what|which|how|where|when|any|anything)\s+\S.*\?\W*$)"
+    r"|\s+(?:so\s+|and\s+|but\s+)?"
+    r"(?=(?:(?:can|could|would|will|should|do|does|is|are)\s+(?:you|u|i|we|there|they|anyone|someone)"
+    r"|what|which|how|where|when)\s+\S.*\?\W*$))",
     re.I,
 )
 
