@@ -242,14 +242,14 @@ def _statement_then_question(part: str) -> list[str]:
 # "i'm muslim so i'll be fasting, any suhoor ideas?": the statement a question rests on, said before it.
 # Without a comma the question must start as one ("can u", "is there", "what"): "my daughter is allergic to
 # nuts - can you check this?" is no statement "my daughter" before a question "is allergic...?".
+_AUXILIARY = r"can|could|would|will|should|do|does|is|are"
+_WH = r"what|which|how|where|when"
 _QUESTION_AFTER_STATEMENT = re.compile(
     r"(?:(?:since|as|because|given that|seeing as|now that)\s+)?"
     r"(?P<statement>(?:i|i'm|im|i've|ive|my|we|we're|our)\b.{4,}?)"
-    r"(?:\s*,\s*(?:so\s+|and\s+|but\s+)?"
-    r"(?=(?:can|could|would|will|should|do|does|is|are|what|which|how|where|when|any|anything)\s+\S.*\?\W*$)"
-    r"|\s+(?:so\s+|and\s+|but\s+)?"
-    r"(?=(?:(?:can|could|would|will|should|do|does|is|are)\s+(?:you|u|i|we|there|they|anyone|someone)"
-    r"|what|which|how|where|when)\s+\S.*\?\W*$))",
+    rf"(?:\s*,\s*(?:so\s+|and\s+|but\s+)?(?=(?:{_AUXILIARY}|{_WH}|any|anything)\s+\S.*\?\W*$)"
+    rf"|\s+(?:so\s+|and\s+|but\s+)?"
+    rf"(?=(?:(?:{_AUXILIARY})\s+(?:you|u|i|we|there|they|anyone|someone)|{_WH})\s+\S.*\?\W*$))",
     re.I,
 )
 
