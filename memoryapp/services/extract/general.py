@@ -752,7 +752,7 @@ def _the_one_person(before: str, lead: str, pronoun: str) -> bool:
     if words & (_HE if pronoun == "she" else _SHE):
         return False
     rest = before[len(lead):]
-    return not re.search(rf"\b(?:{_PEOPLE})\b", rest, re.I) and not _ANOTHER_NAME.search(rest)
+    return not _A_RELATIVE.search(rest) and not _ANOTHER_NAME.search(rest)
 
 
 # A capitalised word, not a place said as one ("moved to Leeds", "works at Tesco")
@@ -762,6 +762,7 @@ _ANOTHER_NAME = re.compile(r"(?<!\bto )(?<!\bin )(?<!\bat )(?<!\bfrom )(?<!\bfor
 
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
+_A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+)?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
 _NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
