@@ -667,9 +667,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     made = []
     continued = _continued(found)
     for piece, kind in chosen:
-        if piece != found[0] and _WHAT_IT_WAS_LIKE.match(piece) and not _CHANGE.search(piece):
-            continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
         said = continued.get(piece, piece)
+        if (piece != found[0] and said == piece and _WHAT_IT_WAS_LIKE.match(piece)
+                and not _CHANGE.search(piece)):
+            continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
         text = third_person(without_old(said), who)
         if not text or len(text) < 8:
             continue
@@ -728,16 +729,19 @@ def _continued(found: list[str]) -> dict[str, str]:
         if _says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece):
             continued[piece] = f"{lead[1]} {piece}"
         elif (pronoun := _PRONOUN_FIRST.match(piece)) and _the_one_person(before, lead[1], pronoun[1].lower()):
-            # "Becky's quit teaching, | she's retraining as a counsellor": Becky's news, not the speaker's
+            # "Becky's quit teaching, | she's retraining as a counsellor": Becky's news, not the speaker's;
+            # "my dad's name is Rafael, | he's turning 70", "our twins are called Ivy and Rose, | they're 6"
             rest = piece[pronoun.end(1):]
             if contracted := _PRONOUN_CONTRACTED.match(rest):  # "Becky's retraining" would read as a possessive
-                rest = (" has " if contracted[1] else " is ") + rest[contracted.end():]
+                plural, perfect = pronoun[1].lower() == "they", contracted[1] or contracted[0].startswith("'ve")
+                verb = ("have" if plural else "has") if perfect else ("are" if plural else "is")
+                rest = f" {verb} {rest[contracted.end():]}"
             continued[piece] = _POSSESSIVE.sub("", lead[1]) + rest
     return continued
 
 
-_PRONOUN_FIRST = re.compile(r"(he|she)\b", re.I)
-_PRONOUN_CONTRACTED = re.compile(r"'s\s+(?=(been|got|gone|had)\b)?", re.I)
+_PRONOUN_FIRST = re.compile(r"(he|she|they)\b", re.I)
+_PRONOUN_CONTRACTED = re.compile(r"(?:'s|'re|'ve)\s+(?=(been|got|gone|had)\b)?", re.I)
 _POSSESSIVE = re.compile(r"'s$", re.I)
 _SHE = frozenset({"mother", "mum", "mom", "mama", "sister", "daughter", "wife", "girlfriend", "gf", "grandma",
                   "granny", "grandmother", "aunt", "auntie", "niece", "fiancee", "fiancée", "stepmom", "stepmother"})
@@ -746,13 +750,23 @@ _HE = frozenset({"father", "dad", "papa", "brother", "son", "husband", "boyfrien
 
 
 def _the_one_person(before: str, lead: str, pronoun: str) -> bool:
-    """Whether "he" or "she" after `before` can only be the person it began with: nobody else is named in
-    it ("my brother married Ana, she's a nurse": Ana) and a word that tells the lead's sex agrees."""
-    words = set(re.findall(r"[\w'-]+", lead.lower()))
-    if words & (_HE if pronoun == "she" else _SHE):
+    """Whether "he", "she" or "they" after `before` can only be the person (or the people, for "they") it
+    began with: nobody else is named in it ("my brother married Ana, she's a nurse": Ana; the lead's own
+    name, "my dad's name is Rafael", is no one else) and a word that tells the lead's sex or number agrees."""
+    words = set(re.findall(r"[\w'-]+", lead.lower().replace("'s", "")))
+    if (pronoun == "they") != bool(words & _PLURAL_PEOPLE):
         return False
-    rest = before[len(lead):]
+    if words & (_HE if pronoun == "she" else _SHE if pronoun == "he" else frozenset()):
+        return False
+    rest = _OWN_NAME.sub("", before[len(lead):])
     return not _A_RELATIVE.search(rest) and not _ANOTHER_NAME.search(rest)
+
+
+_PLURAL_PEOPLE = frozenset({"twins", "kids", "children", "sons", "daughters", "parents", "grandkids",
+                            "grandchildren", "grandparents", "in-laws", "folks", "boys", "girls"})
+# "my dad's name is Rafael", "our twins are called Ivy and Rose": the lead's own name
+_OWN_NAME = re.compile(r"^(?:'s)?\s+(?:name is|names are|is called|are called|is named|are named)\s+"
+                       r"(?-i:[A-Z])[\w'-]+(?:\s+and\s+(?-i:[A-Z])[\w'-]+)?", re.I)
 
 
 # A capitalised word, not a place said as one ("moved to Leeds", "works at Tesco")
@@ -763,7 +777,7 @@ _ANOTHER_NAME = re.compile(r"(?<!\bto )(?<!\bin )(?<!\bat )(?<!\bfrom )(?<!\bfor
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
-_LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+)?"
+_LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
 _NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
                          "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well",
