@@ -12,6 +12,8 @@ from pathlib import Path
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
 SPLITS = ("dev", "test")
+# Training-only items (services/extract/training/README.md): the same format, split "train", never measured.
+TRAINING_DIR = Path(__file__).resolve().parents[1] / "services" / "extract" / "training"
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,10 @@ def mentions(text: str, must: tuple[str, ...]) -> bool:
 
 
 def problems() -> list[str]:
-    """What is wrong with the corpus as written (empty when it is sound)."""
+    """What is wrong with the corpus and the training items as written (empty when they are sound)."""
     found, ids = [], Counter()
-    for split in SPLITS:
-        for message in messages(split):
+    for split, folder in [*((split, CORPUS_DIR) for split in SPLITS), ("train", TRAINING_DIR)]:
+        for message in messages(split, folder):
             ids[message.id] += 1
             if message.family == "none" and message.facts:
                 found.append(f"{message.id}: family none but facts given")
@@ -106,7 +108,7 @@ def problems() -> list[str]:
                     found.append(f"{message.id}: a fact without must-words")
                 elif not mentions(message.text, fact.must) and not fact.negated:
                     found.append(f"{message.id}: must-words {fact.must} not all in the message text")
-        for pair in changes(split):
+        for pair in changes(split, folder):
             ids[pair.id] += 1
             if not pair.before_must or not pair.after_must:
                 found.append(f"{pair.id}: before and after need must-words")
@@ -117,13 +119,26 @@ def problems() -> list[str]:
             if not mentions(pair.before, pair.before_must):
                 found.append(f"{pair.id}: before.must not in the before text")
     found += [f"{item}: id used {count} times" for item, count in ids.items() if count > 1]
+    # A test item trained on would make the test split measure memory, not generalization.
+    tested = {_normalized(text) for text in _texts("test", CORPUS_DIR)}
+    found += [f"training item says a test item: {text!r}" for text in _texts("train", TRAINING_DIR)
+              if _normalized(text) in tested]
     return found
+
+
+def _texts(split: str, folder: Path) -> list[str]:
+    return [*(m.text for m in messages(split, folder)),
+            *(text for pair in changes(split, folder) for text in (pair.before, pair.after))]
+
+
+def _normalized(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def summary() -> str:
     lines = []
-    for split in SPLITS:
-        msgs, pairs = messages(split), changes(split)
+    for split, folder in [*((split, CORPUS_DIR) for split in SPLITS), ("train", TRAINING_DIR)]:
+        msgs, pairs = messages(split, folder), changes(split, folder)
         facts = [m for m in msgs if m.family != "none"]
         lines.append(f"{split}: {len(msgs)} messages ({len(facts)} with facts, {len(msgs) - len(facts)} none, "
                      f"{len({m.family for m in facts})} families), {len(pairs)} change pairs "

@@ -2,6 +2,7 @@
 real write path (real embedding model), stored as a job, printed, and shown on the Evaluation page."""
 
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -135,3 +136,16 @@ def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_ol
     assert not write_accuracy._holds_old_value(["Tigger passed in May.", "The user got a puppy."], cat)
     assert not write_accuracy._holds_old_value(["The user had to rehome Tigger."], cat)
     assert write_accuracy._holds_old_value(["Tigger passed the vet check."], cat)
+
+
+def test_the_corpus_and_the_training_items_are_sound():
+    assert write_corpus.problems() == []
+
+
+def test_a_training_item_that_says_a_test_item_is_refused(corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(write_corpus, "CORPUS_DIR", corpus)
+    monkeypatch.setattr(write_corpus, "TRAINING_DIR", tmp_path)
+    tested = write_corpus.messages("test", corpus)[0].text
+    item = {"id": "tr-m1", "family": "none", "text": tested.upper() + "!!", "facts": []}
+    (tmp_path / "messages-x.train.jsonl").write_text(json.dumps(item) + "\n")
+    assert any("training item says a test item" in problem for problem in write_corpus.problems())

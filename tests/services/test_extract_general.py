@@ -383,6 +383,19 @@ def test_he_or_she_after_someone_else_is_named_or_of_the_other_sex_is_not_that_p
                    for text in texts), texts
 
 
+@pytest.mark.parametrize(("said", "last_piece"), [
+    ("Can you give me tips for Stardew Valley? It's my comfort game.", "Stardew Valley is my comfort game"),
+    ("Could you make me a playlist like Arctic Monkeys? They're my favourite band.",
+     "Arctic Monkeys are my favourite band"),
+    # two names: "it" could be either; a statement that is not the speaker's says nothing of them
+    ("Is Paris nice in May? It's my first trip abroad", "It's my first trip abroad"),
+    ("Have you heard of Arctic Monkeys? They're touring again", "They're touring again"),
+])
+def test_it_or_that_after_a_question_is_the_one_thing_it_names_when_the_speaker_speaks_of_it(said, last_piece):
+    found = general.pieces(said)
+    assert general.resolved(found, found[-1]) == last_piece
+
+
 @pytest.mark.parametrize("said", ["My goodness, what a week!", "my god, the queue at the post office"])
 def test_an_exclamation_that_starts_with_my_is_no_possession(said):
     # (the classifier would most often doubt "The user's goodness." too, but not on sentences it never saw)

@@ -197,8 +197,9 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
      ("pregnant",)),
     ("Dad has pneumonia and is on antibiotics.", "Dad is fully recovered and out gardening again.", ("pneumonia",),
      ("gardening",)),
+    # (working from home ends; where the desk is may be kept as a fact of its own, still true)
     ("I work from home, my desk is in the attic.", "The company wants us in the office four days a week now.",
-     ("attic",), ("office",)),
+     ("home",), ("office",)),
     ("I live on my own in a studio flat.", "My brother Kai is living with me until he finds a job.", ("studio",),
      ("Kai",)),
 ])

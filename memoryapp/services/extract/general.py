@@ -574,8 +574,16 @@ def _vectors(work) -> np.ndarray:
 
 
 def encoded_text(content: str, found: list[str], piece: str) -> str:
-    """What a piece's vector is computed from: the whole message when it is one piece."""
-    return content if len(found) == 1 else piece
+    """What a piece's vector is computed from: the whole message when it is one piece, else the piece with the
+    person it goes on with ("Ted left Siemens and | now works for a bakery": "Ted now works for a bakery")."""
+    return content if len(found) == 1 else resolved(found, piece)
+
+
+def resolved(found: list[str], piece: str) -> str:
+    """The piece with who or what it goes on with from the piece before: "now works for a bakery" after "Ted
+    left Siemens and" is "Ted now works for a bakery", "It's my comfort game" after "tips for Stardew
+    Valley?" is "Stardew Valley is my comfort game"."""
+    return _continued(found).get(piece, piece)
 
 
 def _protected(candidate: Candidate) -> bool:
@@ -723,6 +731,11 @@ def _continued(found: list[str]) -> dict[str, str]:
     left Siemens and | now works for a bakery" -> "Ines now works for a bakery" (not the speaker's job)."""
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
+        if (thing := _THING_FIRST.match(piece)) and _SPEAKER.search(piece) and (named := _the_one_name(before)):
+            # "Can you give me tips for Stardew Valley? | It's my comfort game": what the speaker says of it
+            verb = {"'s": "is", "'re": "are"}.get(thing[2].lower(), thing[2].strip())
+            continued[piece] = f"{named} {verb} {piece[thing.end():]}"
+            continue
         lead = _LEAD.match(before)
         if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
             continue
@@ -741,6 +754,16 @@ def _continued(found: list[str]) -> dict[str, str]:
 
 
 _PRONOUN_FIRST = re.compile(r"(he|she|they)\b", re.I)
+_THING_FIRST = re.compile(r"(it|that|they|this)('s|'re|\s+is|\s+are|\s+was)\s+", re.I)
+_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b", re.I)
+# A name inside a piece (not its first word): "Stardew Valley", "Arctic Monkeys", "a Mazda CX-5", "Glasgow"
+_INNER_NAME = re.compile(r"(?<=\s)(?-i:[A-Z][\w'-]*)(?:[ -](?-i:[A-Z0-9][\w'-]*))*")
+
+
+def _the_one_name(piece: str) -> str | None:
+    """The one name a piece holds after its first word, if it holds exactly one."""
+    names = [name for name in _INNER_NAME.findall(piece) if name not in {"I", "I'm", "I've", "I'd", "I'll"}]
+    return names[0] if len(names) == 1 else None
 _PRONOUN_CONTRACTED = re.compile(r"(?:'s|'re|'ve)\s+(?=(been|got|gone|had)\b)?", re.I)
 _POSSESSIVE = re.compile(r"'s$", re.I)
 _SHE = frozenset({"mother", "mum", "mom", "mama", "sister", "daughter", "wife", "girlfriend", "gf", "grandma",

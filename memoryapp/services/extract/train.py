@@ -3,8 +3,9 @@ and writes weights.npz. Reproducible: the same dev files give the same weights.
 
     .venv/bin/python -m memoryapp.services.extract.train [--out PATH]
 
-Only `*.dev.jsonl` is read: the test split measures the finished system and is never trained or
-tuned on. Each message is cut into pieces as the extractor cuts it (general.pieces); a piece is a
+Only `*.dev.jsonl` is read, and the training-only items beside this module (`training/`, written for
+training by writers who saw neither split): the test split measures the finished system and is never
+trained or tuned on. Each message is cut into pieces as the extractor cuts it (general.pieces); a piece is a
 durable example when it holds an expected fact's must-words, a non-durable one when it comes from a
 message that must yield nothing or holds none of its message's facts. Change pairs add their
 statements' pieces that hold the value. Thresholds come from 5-fold out-of-fold probabilities on dev:
@@ -32,12 +33,22 @@ C_DURABLE, C_WORDS, C_FAMILY, C_FAMILY_WORDS, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 
 
 
 def dev_hash(corpus_dir=None) -> str:
-    """Fingerprint of the dev files the weights are trained from."""
+    """Fingerprint of the dev and training files the weights are trained from."""
     digest = hashlib.sha256()
-    for path in sorted((corpus_dir or write_corpus.CORPUS_DIR).glob("*.dev.jsonl")):
+    paths = [*sorted((corpus_dir or write_corpus.CORPUS_DIR).glob("*.dev.jsonl")),
+             *sorted(write_corpus.TRAINING_DIR.glob("*.train.jsonl"))]
+    for path in paths:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _messages(corpus_dir=None) -> list[write_corpus.Message]:
+    return [*write_corpus.messages("dev", corpus_dir), *write_corpus.messages("train", write_corpus.TRAINING_DIR)]
+
+
+def _changes(corpus_dir=None) -> list[write_corpus.ChangePair]:
+    return [*write_corpus.changes("dev", corpus_dir), *write_corpus.changes("train", write_corpus.TRAINING_DIR)]
 
 
 def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str]]:
@@ -45,22 +56,24 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
     text each piece's vector is encoded from, as at run time)."""
     texts, labels, families, groups, encoded = [], [], [], [], []
     group = 0
-    for message in write_corpus.messages("dev", corpus_dir):
+    for message in _messages(corpus_dir):
         group += 1
         found = general.pieces(message.text)
         for piece in found:
-            holds = [f for f in message.facts if write_corpus.mentions(piece, f.must)]
+            # what the piece says once who or what it goes on with is known: "It's my comfort game" after
+            # "tips for Stardew Valley?" holds the fact about Stardew Valley
+            holds = [f for f in message.facts if write_corpus.mentions(general.resolved(found, piece), f.must)]
             texts.append(piece)
             encoded.append(general.encoded_text(message.text, found, piece))
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
-    for pair in write_corpus.changes("dev", corpus_dir):
+    for pair in _changes(corpus_dir):
         for text, must in ((pair.before, pair.before_must), (pair.after, pair.after_must)):
             group += 1
             found = general.pieces(text)
             for piece in found:
-                if write_corpus.mentions(piece, must):
+                if write_corpus.mentions(general.resolved(found, piece), must):
                     texts.append(piece)
                     encoded.append(general.encoded_text(text, found, piece))
                     labels.append(1)
@@ -188,11 +201,11 @@ def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
     from memoryapp import embeddings
 
     texts, labels, groups = [], [], []
-    for number, pair in enumerate(write_corpus.changes("dev", corpus_dir)):
+    for number, pair in enumerate(_changes(corpus_dir)):
         texts += [pair.after, pair.before]
         labels += [1, 0]
         groups += [number, number]
-    for number, message in enumerate(write_corpus.messages("dev", corpus_dir)):
+    for number, message in enumerate(_messages(corpus_dir)):
         if message.family != "none":
             texts.append(message.text)
             labels.append(0)
