@@ -291,6 +291,9 @@ def test_a_name_in_a_sentence_that_gives_no_name_is_not_the_users():
     ("Name is Tomasz, from Gdansk.", {"Tomasz is from Gdansk."}),
     # what others call the speaker, after their name and "but"
     ("my name is Theodora but my friends call me Teddy", {"Theodora goes by Teddy."}),
+    # ... or after a comma: the name is the name, the nickname what they call her
+    ("My name is Siobhán by the way, most people call me Shiv",
+     {"The user's name is Siobhán.", "Siobhán goes by Shiv."}),
 ])
 def test_what_a_self_introduction_says_after_the_name_is_kept(said, texts):
     from memoryapp.services.extract import get_extractor

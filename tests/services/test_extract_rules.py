@@ -159,6 +159,10 @@ def test_eating_fish_now_is_one_diet_change():
     [
         ("My name is Sam Lee.", ("name", "Sam Lee")),
         ("call me sammy", ("name", "Sammy")),
+        # a name ends where the words stop naming: "by the way" is no surname, "de la" goes on to one
+        ("My name is Siobhán by the way", ("name", "Siobhán")),
+        ("my name is sam btw", ("name", "Sam")),
+        ("Name's Jean de la Fontaine", ("name", "Jean de la Fontaine")),
         ("Hi, I'm Sam!", ("name", "Sam")),
         ("I'm 34 years old.", ("age", "34")),
         ("I am 34", ("age", "34")),

@@ -183,9 +183,10 @@ _CLAUSE_START = (
     r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
     # "which is funny considering I live in Winnipeg": the reason given is a statement of its own
     r"|\s+(?=(?:considering|given that|seeing as|because)\s+(?:i|i'm|im|i've|my|we|we're|our)\b)"
-    # "my name's Rajesh but everyone at work calls me Raj": what others call the speaker is a fact of its own
-    r"|,?\s+(?:and|but)\s+(?=(?:everyone|everybody|people|friends|folks|most people|(?:all )?my friends|they)\b"
-    r"[^,.]*\bcall)"
+    # "my name's Rajesh but everyone at work calls me Raj", "I'm Shauna by the way, most people call me Shay":
+    # what others call the speaker is a fact of its own
+    r"|(?:,\s+(?:(?:and|but)\s+)?|\s+(?:and|but)\s+)(?=(?:everyone|everybody|people|friends|folks|most people"
+    r"|(?:all )?my friends|they)\b[^,.]*\bcall)"
 )
 # "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition.
 _PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got"
@@ -708,7 +709,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
                                                              and not _ADDS.search(episode.content))):
             relation = "change"
         value = _value(text, who)
-        if attribute == "name" and _CALLED_BY_OTHERS.search(piece):
+        if (attribute == "name" or about == subject) and _CALLED_BY_OTHERS.search(piece):
             attribute = "nickname"  # "everyone at work calls me Raj": what they are called, beside their name
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").

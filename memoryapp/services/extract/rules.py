@@ -794,7 +794,7 @@ def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clau
             return ""
         return _title(value)
     if attribute == "name":
-        return _title(" ".join(value.split()[:3]))
+        return _title(" ".join(_name_words(value.split()[:4])))
     if attribute == "job":
         return _lower(re.sub(r"^(?:a|an)\s+", "", _JOB_STOPS.sub("", value), flags=re.I))
     if attribute == "diet":
@@ -811,6 +811,20 @@ def _cut(raw: str, reference: datetime) -> str:
         value = value[: found.start]
     value = _STOPS.sub("", value)
     return value.strip(" .'")
+
+
+def _name_words(words: list[str]) -> list[str]:
+    """The words of a name said first: "Siobhán by the way" is Siobhán (a capitalised name ends at the first
+    word in lower case that no name holds), "sam smith" is all name, "sam btw" is Sam."""
+    for index, word in enumerate(words[1:], start=1):
+        lowered = word.lower()
+        if (words[0][:1].isupper() and word == lowered and lowered not in LOWERCASE_PARTICLES) or lowered in _NOT_NAMES:
+            return words[:index]
+    return words
+
+
+_NOT_NAMES = frozenset({"by", "and", "but", "btw", "lol", "haha", "here", "though", "too", "again", "now", "from",
+                        "the", "i", "i'm", "im", "just", "so", "thanks", "please", "pls"})
 
 
 def _title(value: str) -> str:
