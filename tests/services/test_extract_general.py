@@ -19,6 +19,7 @@ WHEN = datetime(2025, 3, 3, 9, tzinfo=UTC)
 
 EVERYDAY_FACTS = [
     ("I drive an old Toyota Corolla.", ("Corolla",)),
+    ("Could you suggest board games for a family night? My kids are 8 and 11 and love dragons.", ("dragons",)),
     ("Peanuts make my throat swell up.", ("Peanuts",)),
     ("I'm a night-shift nurse at the children's hospital.", ("nurse",)),
     ("We have two cats called Pepper and Salt.", ("Pepper",)),
@@ -55,6 +56,9 @@ NOTHING = [
     "Could you translate 'good morning' into Spanish?",
     "Wow, that's wild.",
     "I'm a bit sleepy this afternoon.",
+    # the pieces of a dream or of someone else's story read as facts alone; the whole message says what they are
+    "Had such a strange dream, I was a lighthouse keeper on a tiny island and my cat could talk.",
+    "A guy on the train told me he's been to 40 countries, I've never felt so untravelled.",
 ]
 
 
@@ -200,9 +204,9 @@ def test_training_reproduces_the_shipped_weights(tmp_path):
     from memoryapp import embeddings
 
     x = classifier.features(pieces, embeddings.encode(pieces))
-    # The same decisions, up to the float noise of the encoder.
-    assert np.allclose(classifier.durable_probability(x, pieces, retrained),
-                       classifier.durable_probability(x, pieces, shipped), atol=0.02)
+    # The same decisions, up to the float noise of the encoder (each piece a message of its own).
+    assert np.allclose(classifier.durable_probability(x, vectors_of(x), pieces, retrained),
+                       classifier.durable_probability(x, vectors_of(x), pieces, shipped), atol=0.02)
     assert np.allclose(classifier.family_probabilities(pieces, vectors_of(x), retrained),
                        classifier.family_probabilities(pieces, vectors_of(x), shipped), atol=0.02)
     assert retrained.change_threshold == pytest.approx(shipped.change_threshold, abs=0.02)

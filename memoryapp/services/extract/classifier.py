@@ -241,10 +241,24 @@ def weights() -> Weights:
     return _weights
 
 
-def durable_probability(x: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
-    """The mean of the vector leg's and the word leg's probabilities (`x`: features(texts, ...))."""
+# The vector leg reads the whole message's vector beside the piece's: a piece of a story about a dream, a
+# stranger or someone's parrot is no fact of the speaker's ("It bought stuff"), and "It's my comfort game"
+# after a question about a game is one. Trained without two training parts of new voices and measured on
+# them (the legs alone, before thresholds): AUC 0.890 without, 0.902, 0.903 and 0.908 at weights 1, 1.5 and
+# 2.5; fact pieces kept with about 2.5% of their none messages spurious: 66.9% without, 74.5% at 1.5.
+MESSAGE_WEIGHT = 1.5
+
+
+def durable_input(x: np.ndarray, messages: np.ndarray) -> np.ndarray:
+    """The vector leg's input: `x` (features) and the vector of the message each piece is of."""
+    return np.hstack([np.asarray(x, dtype=np.float32), MESSAGE_WEIGHT * np.asarray(messages, dtype=np.float32)])
+
+
+def durable_probability(x: np.ndarray, messages: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
+    """The mean of the vector leg's and the word leg's probabilities (`x`: features(texts, ...); `messages`:
+    the vector of the whole message each piece is of, its own for a message of one piece)."""
     w = w or weights()
-    x = np.asarray(x, dtype=np.float32)
+    x = durable_input(x, messages)
     squared = (x * x).sum(axis=1, keepdims=True) + (w.support_vectors ** 2).sum(axis=1) - 2 * x @ w.support_vectors.T
     margin = np.exp(-w.gamma * np.maximum(squared, 0.0)) @ w.dual_coef + w.vector_intercept
     vector_leg = _sigmoid(w.calibration[0] * margin + w.calibration[1])

@@ -473,7 +473,11 @@ def complete(
     texts = [piece for _, _, found in work for piece in found]
     vectors = _vectors(work)
     x = classifier.features(texts, vectors)
-    probability = np.where(classifier.not_a_statement(texts), 0.0, classifier.durable_probability(x, texts))
+    message_vectors = _episode_vectors([episode for _, episode, _ in work])
+    messages = np.vstack([np.repeat(vector[None, :], len(found), axis=0)
+                          for vector, (_, _, found) in zip(message_vectors, work, strict=True)])
+    probability = np.where(classifier.not_a_statement(texts), 0.0,
+                           classifier.durable_probability(x, messages, texts))
     margin = probability - classifier.thresholds(x)  # at least 0: durable
     family_probabilities = classifier.family_probabilities(texts, vectors)
     families = [classifier.weights().families[i] for i in family_probabilities.argmax(axis=1)]
@@ -491,7 +495,8 @@ def complete(
     weights = classifier.weights()
     kept = list(candidates)
     added: list[Candidate] = []
-    changes = dict(zip((index for index, _, _ in work), _says_change([episode for _, episode, _ in work]), strict=True))
+    changes = dict(zip((index for index, _, _ in work),
+                       _says_change([episode for _, episode, _ in work], message_vectors), strict=True))
     at = 0
     for index, episode, found in work:
         scores, kinds = probability[at : at + len(found)], families[at : at + len(found)]
@@ -541,14 +546,18 @@ def _names_the_user(candidate: Candidate, subject: str) -> bool:
             and candidate.relation in ("state", "change", "correct"))
 
 
-def _says_change(episodes: list[EpisodeInput]) -> list[bool]:
-    """Whether each message says something changed, read whole from its stored vector (encoded when it has none)."""
+def _episode_vectors(episodes: list[EpisodeInput]) -> np.ndarray:
+    """Each message's stored vector (encoded when it has none)."""
     from memoryapp import embeddings
 
     missing = [episode.content for episode in episodes if episode.vector is None]
     encoded = iter(embeddings.encode(missing) if missing else [])
-    vectors = np.vstack([np.asarray(episode.vector, dtype=np.float32) if episode.vector is not None else next(encoded)
-                         for episode in episodes])
+    return np.vstack([np.asarray(episode.vector, dtype=np.float32) if episode.vector is not None else next(encoded)
+                      for episode in episodes])
+
+
+def _says_change(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[bool]:
+    """Whether each message says something changed, read whole from its vector."""
     heard = classifier.says_change(vectors, [episode.content for episode in episodes])
     # "Started learning the piano too": news that joins the old values, replacing none.
     return [bool(said) and not _ADDS.search(episode.content) for said, episode in zip(heard, episodes, strict=True)]

@@ -51,10 +51,10 @@ def _changes(corpus_dir=None) -> list[write_corpus.ChangePair]:
     return [*write_corpus.changes("dev", corpus_dir), *write_corpus.changes("train", write_corpus.TRAINING_DIR)]
 
 
-def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str]]:
+def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str], list[str]]:
     """(pieces, durable labels, family labels ("" for non-durable), message number for grouping, the
-    text each piece's vector is encoded from, as at run time)."""
-    texts, labels, families, groups, encoded = [], [], [], [], []
+    text each piece's vector is encoded from, as at run time, and the message each piece is of)."""
+    texts, labels, families, groups, encoded, messages = [], [], [], [], [], []
     group = 0
     for message in _messages(corpus_dir):
         group += 1
@@ -65,6 +65,7 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
             holds = [f for f in message.facts if write_corpus.mentions(general.resolved(found, piece), f.must)]
             texts.append(piece)
             encoded.append(general.encoded_text(message.text, found, piece))
+            messages.append(message.text)
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
@@ -76,10 +77,11 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
                 if write_corpus.mentions(general.resolved(found, piece), must):
                     texts.append(piece)
                     encoded.append(general.encoded_text(text, found, piece))
+                    messages.append(text)
                     labels.append(1)
                     families.append(pair.family)
                     groups.append(group)
-    return texts, labels, families, groups, encoded
+    return texts, labels, families, groups, encoded, messages
 
 
 def train(corpus_dir=None) -> dict[str, np.ndarray]:
@@ -89,13 +91,17 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
 
     from memoryapp import embeddings
 
-    texts, labels, families, groups, encoded = examples(corpus_dir)
+    texts, labels, families, groups, encoded, messages = examples(corpus_dir)
     x = classifier.features(texts, embeddings.encode(encoded)).astype(np.float64)
+    # the vector leg's input: the piece's features and its message's vector (one encoding per message)
+    unique = sorted(set(messages))
+    message_vectors = dict(zip(unique, embeddings.encode(unique), strict=True))
+    x_durable = classifier.durable_input(x, np.vstack([message_vectors[m] for m in messages])).astype(np.float64)
     y, groups = np.array(labels), np.array(groups)
     statements = ~classifier.not_a_statement(texts)  # the others are never memories: nothing to learn
 
     # scikit-learn's gamma="scale", computed once so that the run-time kernel uses the very same number.
-    gamma = float(1.0 / (x.shape[1] * x[statements].var()))
+    gamma = float(1.0 / (x_durable.shape[1] * x_durable[statements].var()))
 
     def vector_model():
         # An RBF support-vector machine keeps more fact pieces than a linear model on the same vectors (out
@@ -116,7 +122,8 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     for fold in range(FOLDS):
         train_on = (folds != fold) & statements
         held_out = folds == fold
-        margins[held_out] = vector_model().fit(x[train_on], y[train_on]).decision_function(x[held_out])
+        margins[held_out] = (vector_model().fit(x_durable[train_on], y[train_on])
+                             .decision_function(x_durable[held_out]))
         vectorizer, words = word_model(train_on)
         word_oof[held_out] = words.predict_proba(vectorizer.transform(texts_array[held_out]))[:, 1]
     # Platt scaling of the out-of-fold margins: what a margin means as a probability.
@@ -130,7 +137,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     veto = float(fact_scores[int(len(fact_scores) * VETO_FACT_LOSS)]) if len(fact_scores) else 0.05
     veto = min(veto, plain_threshold / 2)
 
-    vectors = vector_model().fit(x[statements], y[statements])
+    vectors = vector_model().fit(x_durable[statements], y[statements])
     vectorizer, words = word_model(statements)
     terms = vectorizer.get_feature_names_out()
     _check_word_features(vectorizer, texts[:200])
