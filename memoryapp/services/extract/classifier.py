@@ -1,7 +1,8 @@
 """Small classifiers over the MiniLM sentence vector of a piece of a message: is it a durable
 self-disclosure (something about the user or their people that still holds tomorrow), and which
 fact family is it about. The first is the mean of two legs: a support-vector machine (RBF kernel)
-over the vector and a logistic regression over the piece's words and word pairs (tf-idf). The vector
+over the vector (and the whole message's, MESSAGE_WEIGHT) and a logistic regression over the piece's words
+and word pairs (tf-idf). The vector
 knows topics, the words know how things are said ("I'm allergic", "my X is"); together they keep
 more facts at the same rate of spurious memories (out of fold on dev, at 3.8% of the messages that
 must yield nothing: 91% of fact pieces; when compared, 87% against 79% for a linear model of the
@@ -11,7 +12,8 @@ pieces and on the memories written from them (so that the write path can compare
 with a new one's). A third classifier reads a whole message: does it
 say that something in the speaker's life changed, in any words (services.apply then ends the value it
 replaces); out of fold on dev it hears 89% of change statements at 5% of plain fact statements. All
-are trained from the corpus' dev split by `python -m memoryapp.services.extract.train` and shipped as
+are trained from the corpus' dev split and the training-only items (training/README.md) by
+`python -m memoryapp.services.extract.train` and shipped as
 weights.npz; at run time only numpy dot products (importing scikit-learn would cost ingest a second per
 worker and nothing at all here)."""
 

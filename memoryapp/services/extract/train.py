@@ -32,31 +32,34 @@ VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
 C_DURABLE, C_WORDS, C_FAMILY, C_FAMILY_WORDS, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 4.0, 8.0, 4.0, 5, 17
 
 
-def dev_hash(corpus_dir=None) -> str:
+def dev_hash(corpus_dir=None, training_dir=None) -> str:
     """Fingerprint of the dev and training files the weights are trained from."""
     digest = hashlib.sha256()
     paths = [*sorted((corpus_dir or write_corpus.CORPUS_DIR).glob("*.dev.jsonl")),
-             *sorted(write_corpus.TRAINING_DIR.glob("*.train.jsonl"))]
+             *sorted((training_dir or write_corpus.TRAINING_DIR).glob("*.train.jsonl"))]
     for path in paths:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _messages(corpus_dir=None) -> list[write_corpus.Message]:
-    return [*write_corpus.messages("dev", corpus_dir), *write_corpus.messages("train", write_corpus.TRAINING_DIR)]
+def _messages(corpus_dir=None, training_dir=None) -> list[write_corpus.Message]:
+    return [*write_corpus.messages("dev", corpus_dir),
+            *write_corpus.messages("train", training_dir or write_corpus.TRAINING_DIR)]
 
 
-def _changes(corpus_dir=None) -> list[write_corpus.ChangePair]:
-    return [*write_corpus.changes("dev", corpus_dir), *write_corpus.changes("train", write_corpus.TRAINING_DIR)]
+def _changes(corpus_dir=None, training_dir=None) -> list[write_corpus.ChangePair]:
+    return [*write_corpus.changes("dev", corpus_dir),
+            *write_corpus.changes("train", training_dir or write_corpus.TRAINING_DIR)]
 
 
-def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int], list[str], list[str]]:
+def examples(corpus_dir=None, training_dir=None
+             ) -> tuple[list[str], list[int], list[str], list[int], list[str], list[str]]:
     """(pieces, durable labels, family labels ("" for non-durable), message number for grouping, the
     text each piece's vector is encoded from, as at run time, and the message each piece is of)."""
     texts, labels, families, groups, encoded, messages = [], [], [], [], [], []
     group = 0
-    for message in _messages(corpus_dir):
+    for message in _messages(corpus_dir, training_dir):
         group += 1
         found = general.pieces(message.text)
         for piece in found:
@@ -69,7 +72,7 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
-    for pair in _changes(corpus_dir):
+    for pair in _changes(corpus_dir, training_dir):
         for text, must in ((pair.before, pair.before_must), (pair.after, pair.after_must)):
             group += 1
             found = general.pieces(text)
@@ -84,14 +87,15 @@ def examples(corpus_dir=None) -> tuple[list[str], list[int], list[str], list[int
     return texts, labels, families, groups, encoded, messages
 
 
-def train(corpus_dir=None) -> dict[str, np.ndarray]:
+def train(corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
+    """The weights, from `corpus_dir`'s dev files and `training_dir`'s training items (the project's by default)."""
     from sklearn.feature_extraction.text import TfidfVectorizer  # training only: never imported at run time
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import SVC
 
     from memoryapp import embeddings
 
-    texts, labels, families, groups, encoded, messages = examples(corpus_dir)
+    texts, labels, families, groups, encoded, messages = examples(corpus_dir, training_dir)
     x = classifier.features(texts, embeddings.encode(encoded)).astype(np.float64)
     # the vector leg's input: the piece's features and its message's vector (one encoding per message)
     unique = sorted(set(messages))
@@ -143,7 +147,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
     _check_word_features(vectorizer, texts[:200])
     family = _family_models(texts_array[y == 1], x[y == 1, : -len(classifier.cue_features([""])[0])],
                             np.array(families)[y == 1])
-    change = _change_head(vectorizer, corpus_dir)
+    change = _change_head(vectorizer, corpus_dir, training_dir)
     kept = oof >= np.where(is_plain, plain_threshold, threshold)
     print(f"{len(texts)} pieces ({int(y.sum())} durable), {len(family['families'])} families; durable "
           f"threshold {threshold:.2f}, plain first-person {plain_threshold:.2f} (out-of-fold: "
@@ -163,7 +167,7 @@ def train(corpus_dir=None) -> dict[str, np.ndarray]:
         "plain_threshold": np.float32(plain_threshold),
         "veto_threshold": np.float32(veto),
         **family,
-        "dev_hash": np.array(dev_hash(corpus_dir)),
+        "dev_hash": np.array(dev_hash(corpus_dir, training_dir)),
         **change,
     }
 
@@ -199,7 +203,7 @@ def _family_models(pieces: np.ndarray, vectors: np.ndarray, families: np.ndarray
     }
 
 
-def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
+def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
     """Whether a whole message says something changed: the dev change pairs' later statements against
     their first ones and every dev message that states a fact. Its threshold lets CHANGE_FALSE_ALARM of
     those statements through, out of fold (folds by pair, so a pair's two sides are never split)."""
@@ -208,11 +212,11 @@ def _change_head(vectorizer, corpus_dir=None) -> dict[str, np.ndarray]:
     from memoryapp import embeddings
 
     texts, labels, groups = [], [], []
-    for number, pair in enumerate(_changes(corpus_dir)):
+    for number, pair in enumerate(_changes(corpus_dir, training_dir)):
         texts += [pair.after, pair.before]
         labels += [1, 0]
         groups += [number, number]
-    for number, message in enumerate(_messages(corpus_dir)):
+    for number, message in enumerate(_messages(corpus_dir, training_dir)):
         if message.family != "none":
             texts.append(message.text)
             labels.append(0)
