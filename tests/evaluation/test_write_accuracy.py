@@ -146,6 +146,7 @@ def test_a_training_item_that_says_a_test_item_is_refused(corpus, tmp_path, monk
     monkeypatch.setattr(write_corpus, "CORPUS_DIR", corpus)
     monkeypatch.setattr(write_corpus, "TRAINING_DIR", tmp_path)
     tested = write_corpus.messages("test", corpus)[0].text
-    item = {"id": "tr-m1", "family": "none", "text": tested.upper() + "!!", "facts": []}
+    # the same words in other case and punctuation, and one more: said again, nearly
+    item = {"id": "tr-m1", "family": "none", "text": tested.upper().rstrip(".!") + " honestly!!", "facts": []}
     (tmp_path / "messages-x.train.jsonl").write_text(json.dumps(item) + "\n")
     assert any("training item says a test item" in problem for problem in write_corpus.problems())
