@@ -16,6 +16,11 @@ SPLITS = ("dev", "test")
 TRAINING_DIR = Path(__file__).resolve().parents[1] / "services" / "extract" / "training"
 
 
+def _files() -> list[tuple[str, Path]]:
+    """(split, folder) of every item: the corpus' splits and the training items."""
+    return [*((split, CORPUS_DIR) for split in SPLITS), ("train", TRAINING_DIR)]
+
+
 @dataclass(frozen=True)
 class ExpectedFact:
     subject: str
@@ -95,10 +100,12 @@ def mentions(text: str, must: tuple[str, ...]) -> bool:
 
 def problems() -> list[str]:
     """What is wrong with the corpus and the training items as written (empty when they are sound)."""
-    found, ids = [], Counter()
-    for split, folder in [*((split, CORPUS_DIR) for split in SPLITS), ("train", TRAINING_DIR)]:
+    found, ids, texts = [], Counter(), {}
+    for split, folder in _files():
+        said = texts.setdefault(split, [])
         for message in messages(split, folder):
             ids[message.id] += 1
+            said.append(message.text)
             if message.family == "none" and message.facts:
                 found.append(f"{message.id}: family none but facts given")
             if message.family != "none" and not message.facts:
@@ -110,6 +117,7 @@ def problems() -> list[str]:
                     found.append(f"{message.id}: must-words {fact.must} not all in the message text")
         for pair in changes(split, folder):
             ids[pair.id] += 1
+            said += [pair.before, pair.after]
             if not pair.before_must or not pair.after_must:
                 found.append(f"{pair.id}: before and after need must-words")
             elif set(map(str.lower, pair.before_must)) == set(map(str.lower, pair.after_must)):
@@ -121,15 +129,10 @@ def problems() -> list[str]:
     found += [f"{item}: id used {count} times" for item, count in ids.items() if count > 1]
     # A test item trained on, or one said again in nearly its words, would make the test split measure memory,
     # not generalization.
-    tested = [_words(text) for text in _texts("test", CORPUS_DIR)]
-    found += [f"training item says a test item: {text!r}" for text in _texts("train", TRAINING_DIR)
+    tested = [_words(text) for text in texts["test"]]
+    found += [f"training item says a test item: {text!r}" for text in texts["train"]
               if _said_in(_words(text), tested)]
     return found
-
-
-def _texts(split: str, folder: Path) -> list[str]:
-    return [*(m.text for m in messages(split, folder)),
-            *(text for pair in changes(split, folder) for text in (pair.before, pair.after))]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -147,7 +150,7 @@ def _said_in(words: frozenset[str], texts: list[frozenset[str]]) -> bool:
 
 def summary() -> str:
     lines = []
-    for split, folder in [*((split, CORPUS_DIR) for split in SPLITS), ("train", TRAINING_DIR)]:
+    for split, folder in _files():
         msgs, pairs = messages(split, folder), changes(split, folder)
         facts = [m for m in msgs if m.family != "none"]
         lines.append(f"{split}: {len(msgs)} messages ({len(facts)} with facts, {len(msgs) - len(facts)} none, "

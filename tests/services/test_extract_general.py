@@ -399,8 +399,7 @@ def test_he_or_she_after_someone_else_is_named_or_of_the_other_sex_is_not_that_p
     ("Have you heard of Arctic Monkeys? They're touring again", "They're touring again"),
 ])
 def test_it_or_that_after_a_question_is_the_one_thing_it_names_when_the_speaker_speaks_of_it(said, last_piece):
-    found = general.pieces(said)
-    assert general.resolved(found, found[-1]) == last_piece
+    assert general.resolved_pieces(general.pieces(said))[-1] == last_piece
 
 
 @pytest.mark.parametrize("said", ["My goodness, what a week!", "my god, the queue at the post office"])

@@ -471,9 +471,9 @@ def complete(
     if not work:
         return candidates
     texts = [piece for _, _, found in work for piece in found]
-    vectors = _vectors(work)
-    x = classifier.features(texts, vectors)
     message_vectors = _episode_vectors([episode for _, episode, _ in work])
+    vectors = _vectors(work, message_vectors)
+    x = classifier.features(texts, vectors)
     messages = np.vstack([np.repeat(vector[None, :], len(found), axis=0)
                           for vector, (_, _, found) in zip(message_vectors, work, strict=True)])
     probability = np.where(classifier.not_a_statement(texts), 0.0,
@@ -563,19 +563,19 @@ def _says_change(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[bool
     return [bool(said) and not _ADDS.search(episode.content) for said, episode in zip(heard, episodes, strict=True)]
 
 
-def _vectors(work) -> np.ndarray:
-    """One vector per piece: a one-piece message's stored episode vector (what it is trained on too,
-    see train.examples), the others encoded in one batch."""
+def _vectors(work, message_vectors: np.ndarray) -> np.ndarray:
+    """One vector per piece: a one-piece message's own vector (`message_vectors`, one a message: what it is
+    trained on too, see train.examples), the others' encoded texts in one batch."""
     from memoryapp import embeddings  # imported late: the rules alone never load the model
 
     rows: list = []
     missing: list[tuple[int, str]] = []
-    for _, episode, found in work:
-        if len(found) == 1 and episode.vector is not None:
-            rows.append(np.asarray(episode.vector, dtype=np.float32))
+    for (_, episode, found), message_vector in zip(work, message_vectors, strict=True):
+        if len(found) == 1:
+            rows.append(message_vector)
             continue
-        for piece in found:
-            missing.append((len(rows), encoded_text(episode.content, found, piece)))
+        for text in encoded_texts(episode.content, found):
+            missing.append((len(rows), text))
             rows.append(None)
     if missing:
         for (row, _), vector in zip(missing, embeddings.encode([text for _, text in missing]), strict=True):
@@ -583,17 +583,18 @@ def _vectors(work) -> np.ndarray:
     return np.vstack(rows)
 
 
-def encoded_text(content: str, found: list[str], piece: str) -> str:
-    """What a piece's vector is computed from: the whole message when it is one piece, else the piece with the
-    person it goes on with ("Ted left Siemens and | now works for a bakery": "Ted now works for a bakery")."""
-    return content if len(found) == 1 else resolved(found, piece)
+def encoded_texts(content: str, found: list[str]) -> list[str]:
+    """What each piece's vector is computed from: the whole message when it is one piece, else the piece with
+    the person it goes on with ("Ted left Siemens and | now works for a bakery": "Ted now works for a bakery")."""
+    return [content] if len(found) == 1 else resolved_pieces(found)
 
 
-def resolved(found: list[str], piece: str) -> str:
-    """The piece with who or what it goes on with from the piece before: "now works for a bakery" after "Ted
+def resolved_pieces(found: list[str]) -> list[str]:
+    """Each piece with who or what it goes on with from the piece before: "now works for a bakery" after "Ted
     left Siemens and" is "Ted now works for a bakery", "It's my comfort game" after "tips for Stardew
     Valley?" is "Stardew Valley is my comfort game"."""
-    return _continued(found).get(piece, piece)
+    continued = _continued(found)
+    return [continued.get(piece, piece) for piece in found]
 
 
 def _protected(candidate: Candidate) -> bool:
@@ -764,6 +765,7 @@ def _continued(found: list[str]) -> dict[str, str]:
 
 
 _PRONOUN_FIRST = re.compile(r"(he|she|they)\b", re.I)
+_PRONOUN_CONTRACTED = re.compile(r"(?:'s|'re|'ve)\s+(?=(been|got|gone|had)\b)?", re.I)
 _THING_FIRST = re.compile(r"(it|that|they|this)('s|'re|\s+is|\s+are|\s+was)\s+", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b", re.I)
 # A name inside a piece (not its first word): "Stardew Valley", "Arctic Monkeys", "a Mazda CX-5", "Glasgow"
@@ -774,7 +776,8 @@ def _the_one_name(piece: str) -> str | None:
     """The one name a piece holds after its first word, if it holds exactly one."""
     names = [name for name in _INNER_NAME.findall(piece) if name not in {"I", "I'm", "I've", "I'd", "I'll"}]
     return names[0] if len(names) == 1 else None
-_PRONOUN_CONTRACTED = re.compile(r"(?:'s|'re|'ve)\s+(?=(been|got|gone|had)\b)?", re.I)
+
+
 _POSSESSIVE = re.compile(r"'s$", re.I)
 _SHE = frozenset({"mother", "mum", "mom", "mama", "sister", "daughter", "wife", "girlfriend", "gf", "grandma",
                   "granny", "grandmother", "aunt", "auntie", "niece", "fiancee", "fiancée", "stepmom", "stepmother"})

@@ -62,12 +62,13 @@ def examples(corpus_dir=None, training_dir=None
     for message in _messages(corpus_dir, training_dir):
         group += 1
         found = general.pieces(message.text)
-        for piece in found:
-            # what the piece says once who or what it goes on with is known: "It's my comfort game" after
-            # "tips for Stardew Valley?" holds the fact about Stardew Valley
-            holds = [f for f in message.facts if write_corpus.mentions(general.resolved(found, piece), f.must)]
+        # what a piece says once who or what it goes on with is known: "It's my comfort game" after "tips for
+        # Stardew Valley?" holds the fact about Stardew Valley
+        for piece, said, text in zip(found, general.resolved_pieces(found), general.encoded_texts(message.text, found),
+                                     strict=True):
+            holds = [f for f in message.facts if write_corpus.mentions(said, f.must)]
             texts.append(piece)
-            encoded.append(general.encoded_text(message.text, found, piece))
+            encoded.append(text)
             messages.append(message.text)
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
@@ -76,10 +77,11 @@ def examples(corpus_dir=None, training_dir=None
         for text, must in ((pair.before, pair.before_must), (pair.after, pair.after_must)):
             group += 1
             found = general.pieces(text)
-            for piece in found:
-                if write_corpus.mentions(general.resolved(found, piece), must):
+            for piece, said, encoded_text in zip(found, general.resolved_pieces(found),
+                                                 general.encoded_texts(text, found), strict=True):
+                if write_corpus.mentions(said, must):
                     texts.append(piece)
-                    encoded.append(general.encoded_text(text, found, piece))
+                    encoded.append(encoded_text)
                     messages.append(text)
                     labels.append(1)
                     families.append(pair.family)
