@@ -48,7 +48,8 @@ from memoryapp.services.tenancy import agent_create, organization_get_or_create
 SCALE_ORG = "bench-scale"
 LOCOMO_ORG = "bench-locomo"
 TARGET_SIZES = (1_000, 10_000, 100_000)
-HNSW_INDEX = {Memory: "memory_embedding_hnsw", Episode: "episode_embedding_hnsw"}
+HNSW_INDEX = {Memory: "memory_search_embedding_hnsw", Episode: "episode_embedding_hnsw"}
+SEARCHED_COLUMN = {Memory: "search_embedding", Episode: "embedding"}  # what selectors.search compares
 FILLER_SIZE = 1_000  # memories per non-target user
 COPY_CHUNK = 50_000
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
@@ -162,7 +163,8 @@ def _vector_binary(vectors: np.ndarray) -> list[bytes]:
 # The per-row columns of each scaled table (the rest take their model default): the owner, the text,
 # the vector, and for episodes a distinct time (the neighbours' lookup reads the owner-time index).
 TEXT_COLUMN = {Memory: "text", Episode: "content"}
-VARIABLE_COLUMNS = {"id", "organization_id", "user_id", "text", "content", "embedding", "occurred_at"}
+VECTOR_COLUMNS = {"embedding", "search_embedding"}  # a memory's two get the same random vector
+VARIABLE_COLUMNS = {"id", "organization_id", "user_id", "text", "content", *VECTOR_COLUMNS, "occurred_at"}
 EPISODE_CONSTANTS = {
     "source": Episode.Source.USER, "trust": Episode.Trust.TRUSTED, "extraction": Episode.Extraction.DONE,
 }
@@ -177,7 +179,7 @@ def _copy_columns(model) -> tuple[list[str], list[str], dict[str, object]]:
         column = model_field.column
         db_type = model_field.db_type(connection).split("(")[0]
         columns.append(column)
-        types.append("bytea" if column == "embedding" else db_type)  # bytes already in halfvec's wire format
+        types.append("bytea" if column in VECTOR_COLUMNS else db_type)  # bytes already in halfvec's wire format
         if column in VARIABLE_COLUMNS:
             continue
         default = EPISODE_CONSTANTS.get(column) if model is Episode else None
@@ -227,7 +229,7 @@ def scale_load(model, organization: Organization, total: int, seed: int, mainten
                     owner_ids[start : start + n].tolist(), synthetic_texts(rng, n), _vector_binary(vectors), strict=True
                 )
                 for i, (owner, text, vector) in enumerate(rows, start=start):
-                    variable.update(id=uuid.uuid4(), user_id=user_ids[owner], embedding=vector)
+                    variable.update(id=uuid.uuid4(), user_id=user_ids[owner], embedding=vector, search_embedding=vector)
                     variable[TEXT_COLUMN[model]] = text
                     variable["occurred_at"] = first + timedelta(seconds=i)
                     copy.write_row([variable[c] if c in variable else constants[c] for c in columns])
@@ -328,14 +330,15 @@ def _scan_nodes(plan: str) -> str:
 def exact_plan_outline(parts, vector) -> str:
     """The scan nodes of each scope part's exact pass: is the user's part an index-only scan?"""
     query = search.HalfVector(vector)
-    annotated = (part.annotate(distance=search._ExactCosineDistance("embedding", query)) for part in parts)
+    annotated = (part.annotate(distance=search._ExactCosineDistance(SEARCHED_COLUMN[part.model], query))
+                 for part in parts)
     return " + ".join(_scan_nodes(part.order_by().values("id", "distance").explain()) for part in annotated)
 
 
 def plan_outline(queryset, vector, limit: int) -> str:
     """The scan nodes of the approximate query's plan: does it really walk the HNSW index?"""
     plan = (
-        queryset.annotate(distance=search.CosineDistance("embedding", search.HalfVector(vector)))
+        queryset.annotate(distance=search.CosineDistance(SEARCHED_COLUMN[queryset.model], search.HalfVector(vector)))
         .order_by("distance")
         .values_list("id", "distance")[:limit]
         .explain()

@@ -66,15 +66,14 @@ def current_texts(user) -> list[str]:
 
 
 def make_memory(user, text: str, *, embedding=None, **fields):
-    """A memory written directly (no judge), for read-path tests; real embedding unless given."""
+    """A memory written directly (no judge), for read-path tests; real vectors unless one is given (then
+    searched by it too)."""
     from memoryapp import embeddings
     from memoryapp.models import Memory
+    from memoryapp.selectors.questions import search_vectors, subject_names
 
     fields.setdefault("scope", Memory.Scope.USER)
-    return Memory.objects.create(
-        organization=user.organization,
-        user=user,
-        text=text,
-        embedding=embedding if embedding is not None else embeddings.encode_one(text),
-        **fields,
-    )
+    if embedding is None:
+        embedding = embeddings.encode_one(text)
+        fields.setdefault("search_embedding", search_vectors([text], subject_names(user))[0])
+    return Memory.objects.create(organization=user.organization, user=user, text=text, embedding=embedding, **fields)

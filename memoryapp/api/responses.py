@@ -198,7 +198,8 @@ class Scaled(serializers.Serializer):
 class Components(serializers.Serializer):
     """Why a result scored what it did; with `explain: true` every component, else the first three."""
 
-    relevance = serializers.FloatField(help_text="The question's cosine with the result (name taken out of both).")
+    relevance = serializers.FloatField(help_text="The question's cosine with the result (memories: both addressed to "
+                                         "the user, their names replaced by 'you'; episodes: names taken out).")
     recency = serializers.FloatField(help_text="Decayed recency since the last access (1: just now).")
     importance = serializers.FloatField(help_text="The result's importance (episodes: 5).")
     cosine = serializers.FloatField(allow_null=True, required=False,

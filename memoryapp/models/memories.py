@@ -82,6 +82,11 @@ class Memory(models.Model):
 
     # halfvec: searched at half the bytes (migration 0009_halfvec says why stored); read back as floats
     embedding = HalfVectorField(dimensions=EMBEDDING_DIM)
+    # What searches compare questions with: the text addressed to the user (grammar.addressed), so that
+    # "The user lives in Reading." is as near "where do I live?" as "Sam lives in Reading." is to "where
+    # does Sam live?". `embedding` (the text as written) stays what the write path's models were fitted
+    # on. A memory saved without one is searched by `embedding` (save below).
+    search_embedding = HalfVectorField(dimensions=EMBEDDING_DIM)
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config="english"), output_field=SearchVectorField(), db_persist=True
     )
@@ -112,7 +117,7 @@ class Memory(models.Model):
             models.Index(
                 fields=["organization", "user", "status"],
                 include=["id", "scope", "valid_from", "valid_to", "valid_to_recorded_at", "recorded_at", "expired_at",
-                         "embedding"],
+                         "search_embedding"],
                 name="memory_owner_search",
             ),
             # The project and org branches of selectors.scoping.scoped_memories: without it every
@@ -122,7 +127,8 @@ class Memory(models.Model):
             # selectors.search full-text leg: words and scope lexemes (models.fulltext says why)
             GinIndex(ScopedSearchVector("memory"), name="memory_fulltext_scoped"),
             # Approximate leg of selectors.search, used only above the exact-search size threshold.
-            HnswIndex(fields=["embedding"], name="memory_embedding_hnsw", opclasses=["halfvec_cosine_ops"]),
+            HnswIndex(fields=["search_embedding"], name="memory_search_embedding_hnsw",
+                      opclasses=["halfvec_cosine_ops"]),
         ]
         constraints = [
             models.CheckConstraint(
@@ -160,6 +166,13 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+    def save(self, *args, **kwargs):
+        # The write path's services always give the addressed vector; a memory written directly with one
+        # vector (an import, a test's chosen vector) is searched by it.
+        if self.search_embedding is None:
+            self.search_embedding = self.embedding
+        super().save(*args, **kwargs)
 
 
 class MemorySource(models.Model):

@@ -1,20 +1,24 @@
 """Questions as agents ask them: in the user's own words ("where do I live?") about memories written
-in the third person ("Sam lives in Lisbon."), and naming a user every one of their memories names.
+in the third person ("Sam lives in Lisbon.", "The user lives in Lisbon."), and naming a user every one
+of their memories names.
 
-Two steps, both about the user the search is for:
-- first person to third: "I", "my", "me", "am I", "do I" become the name the write path gives the
-  user in memory texts (selectors.names.user_display_name), so "where do I live?" is asked as
-  "where does Sam live?";
-- the name carries no relevance: every memory of Sam's says "Sam", so the name's own direction is
-  taken out of the query's vector and the candidates' vectors before they are compared
-  (`NameNeutral`), and the name is no search word. "When is Sam's dentist appointment?" is then
-  as unrelated to "Sam lives in Lisbon." as "When is the dentist appointment?" is.
+- Memories are searched by their texts addressed to the user (`search_vectors`, kept in
+  Memory.search_embedding): "You lives in Lisbon.". A question is put the same way: its first person
+  becomes the user's name (`third_person`), then every name of the user becomes "you"
+  (grammar.addressed). "where do I live?", "Where does Sam live?" and "Where does the user live?" are
+  then one question, and the name carries no relevance: "When is Sam's dentist appointment?" is as
+  unrelated to "Sam lives in Lisbon." as "When is the dentist appointment?" is. (On the dev question set,
+  against vectors of the texts as written with the names' directions taken out: recall@1 of the nearest
+  memory 0.821 -> 0.863, and at 5% wrong abstention, correct abstention 0.44 -> 0.62.)
+- Episodes are the user's own words, searched as written; a question naming the user has the names'
+  directions taken out of its vector and the episodes' (`NameNeutral`), and the names are no search word.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +26,7 @@ import numpy as np
 from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
-from memoryapp.services.extract.grammar import THE_USER, readable_name
+from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -52,17 +56,42 @@ def third_person(query: str, name: str) -> str:
     return query
 
 
-def subject_names(user: User) -> tuple[str, ...]:
-    """Every way memory texts may call the user, the current one first: the write path's name now,
-    then the ones older texts may use (an admin's display name, the external id read as a name,
-    "the user")."""
-    names = [user_display_name(user), user.first_name.strip(), readable_name(user.external_id), THE_USER]
+def subject_names(user: User | None, *stated: str) -> tuple[str, ...]:
+    """Every way memory texts may call the user, the current one first: the write path's name now
+    (`stated`, when the caller knows it, else looked up), then the ones older texts may use (an admin's
+    display name, the external id read as a name, "the user"). No user: "the user" alone."""
+    if user is None:
+        return (THE_USER,)
+    names = [*(stated or [user_display_name(user)]), user.first_name.strip(), readable_name(user.external_id), THE_USER]
     return tuple(dict.fromkeys(name for name in names if name))
+
+
+def search_vectors(texts: Sequence[str], names: tuple[str, ...]) -> np.ndarray:
+    """The vectors memories are searched by (Memory.search_embedding): their texts addressed to the user
+    (grammar.addressed), as questions are. `names`: subject_names of the memories' user."""
+    return embeddings.encode([addressed(text, names) for text in texts])
 
 
 def name_words(names: tuple[str, ...]) -> set[str]:
     """The search words of the names ("Mary-Jane" -> mary, jane; "the user" -> user)."""
     return {word for name in names for word in re.findall(r"[a-z0-9]+", name.lower()) if word != "the"}
+
+
+# What a question asking for everything known about the user is made of ("What do you know about me?",
+# "Tell me about Sam", "Summarise the user's profile"), besides the user's names.
+_ABOUT_THEM_ALL = frozenset(
+    "tell me you know knows about what who am is are was were been do does did have has can could would please so"
+    " far all everything stored saved memory memories fact facts"
+    " anything remember remembered summarize summarise summary profile describe details detail info information"
+    " give show a an the of on i i'm my myself your yourself their them they s".split()
+)
+
+
+def about_them_all(query: str, names: tuple[str, ...]) -> bool:
+    """Whether the question asks for everything known about the user and names nothing in particular:
+    nothing is more relevant to it than anything else, so it is never abstained from."""
+    words = re.findall(r"[a-z]+", query.lower())
+    return bool(words) and all(word in _ABOUT_THEM_ALL or word in name_words(names) for word in words)
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

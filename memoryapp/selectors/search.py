@@ -27,7 +27,14 @@ from memoryapp.actors import Principal
 from memoryapp.models import Episode, Memory, Project, User
 from memoryapp.models.fulltext import ScopedSearchVector, scope_lexeme
 from memoryapp.selectors import ranking
-from memoryapp.selectors.questions import NameNeutral, mentions, name_words, subject_names, third_person
+from memoryapp.selectors.questions import (
+    NameNeutral,
+    about_them_all,
+    mentions,
+    name_words,
+    subject_names,
+    third_person,
+)
 from memoryapp.selectors.ranking import (
     RRF_K,
     Scored,
@@ -45,6 +52,7 @@ from memoryapp.selectors.scoping import (
     scoped_memory_parts,
     valid_at,
 )
+from memoryapp.services.extract.grammar import addressed
 
 MAX_QUERY_TERMS = 32
 # Raw turns: one leg often has the answer at its very top (a rare word matched, or a paraphrase
@@ -165,13 +173,13 @@ class _ExactCosineDistance(CosineDistance):
     arg_joiner = ", "
 
 
-def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
+def _dense_scan(parts: list[QuerySet], vector: np.ndarray, limit: int, column: str) -> list[tuple[object, float]]:
     """Exact cosine over the scope, read part by part (see scoping.scoped_memory_parts): a user's part
     is then an index-only scan of memory_owner_search, where the parts joined by OR must visit the table.
     Exact means k results whenever the scope holds k, whatever the store's size."""
     if not parts:
         return []
-    distances = [part.annotate(distance=_ExactCosineDistance("embedding", HalfVector(vector))) for part in parts]
+    distances = [part.annotate(distance=_ExactCosineDistance(column, HalfVector(vector))) for part in parts]
     sql, params = _sql(distances, "id", "distance")
     with connection.cursor() as cursor:
         cursor.execute(
@@ -222,12 +230,12 @@ def _scope_rows(queryset: QuerySet, key: tuple | None) -> float:
     return rows
 
 
-def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int) -> list[tuple[object, float]]:
+def _dense_approximate(queryset: QuerySet, vector: np.ndarray, limit: int, column: str) -> list[tuple[object, float]]:
     """HNSW for large scopes. The graph is walked before the scope's filter applies; pgvector's iterative
     scan (hnsw.iterative_scan, set for every connection in settings.DATABASES) keeps walking until `limit`
     rows of the scope have come, up to hnsw.max_scan_tuples visited. In relaxed order: sorted here."""
     rows = (
-        queryset.annotate(distance=CosineDistance("embedding", HalfVector(vector)))
+        queryset.annotate(distance=CosineDistance(column, HalfVector(vector)))
         .order_by("distance")
         .values_list("id", "distance")[:limit]
     )
@@ -300,6 +308,7 @@ def candidate_legs(
     parts: list[QuerySet] | None = None,
     scope_key: tuple | None = None,
     lexemes: ScopeLexemes | None = None,
+    column: str = "embedding",
 ) -> Legs:
     """Up to `limit` candidates per leg; the dense leg never has fewer than `limit` when the scope holds
     that many. Scopes the planner expects to hold up to SEARCH_EXACT_MAX_ROWS rows are read exactly;
@@ -309,7 +318,8 @@ def candidate_legs(
     `queryset`, as disjoint querysets (scoping.scoped_memory_parts), which exact passes read one by one.
     `scope_key`: names the scope, so that its size estimate is reused for a while (_scope_rows).
     `lexemes`: the scope's lexemes in the full-text index; with them the word leg reads the index at
-    any scope size, without them only above the threshold (a common word would bring every user's rows)."""
+    any scope size, without them only above the threshold (a common word would bring every user's rows).
+    `column`: the vectors compared (memories are searched by search_embedding)."""
     if queryset.query.is_empty():  # no scope asked for
         return Legs(dense=[], lexical=[], vector=embed())
     parts = parts if parts is not None else [queryset]
@@ -323,10 +333,10 @@ def candidate_legs(
     rows, vector = _while_computing(lexical_query, embed)
     lexical = [row[0] for row in rows]
     if exact:
-        return Legs(dense=_dense_scan(parts, vector, limit), lexical=lexical, vector=vector)
-    dense = _dense_approximate(queryset, vector, limit)
+        return Legs(dense=_dense_scan(parts, vector, limit, column), lexical=lexical, vector=vector)
+    dense = _dense_approximate(queryset, vector, limit, column)
     if len(dense) < limit:  # the iterative scan's budget ran out first: the scope is a small share of the table
-        dense = _dense_scan(parts, vector, limit)
+        dense = _dense_scan(parts, vector, limit, column)
     return Legs(dense=dense, lexical=lexical, vector=vector)
 
 
@@ -346,24 +356,34 @@ def _vector_from_binary(data) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class _Question:
-    """A query as the search reads it: the text embedded, its search words, and the names whose
-    direction carries no relevance (questions.NameNeutral)."""
+    """A query as the search reads it: the text embedded, its search words, the names whose direction
+    carries no relevance (questions.NameNeutral), the query as shown back (`searched_as`), and whether it
+    asks for everything about the user (questions.about_them_all: nothing to abstain from)."""
 
     text: str
     terms: list[str]
     neutral: NameNeutral
+    shown: str
+    about_them_all: bool = False
 
 
-def _question(query: str, user: User | None, *, first_person: bool) -> _Question:
-    """`first_person`: rewrite the user's first person to their name (memories are written in the third
-    person; episodes are the user's own words, searched as written)."""
-    if user is None:  # across users: no one subject to take out
-        return _Question(text=query, terms=query_terms(query), neutral=NameNeutral.of(()))
+def _question(query: str, user: User | None, *, memories: bool) -> _Question:
+    """Memories are compared by their texts addressed to the user (Memory.search_embedding), and so is the
+    question, whoever it names the user by: "where do I live?", "Where does Sam live?" and "Where does the
+    user live?" are all embedded as "where does you live?". Episodes are the user's own words, searched
+    as written; the user's names, when the question has them, carry no relevance (NameNeutral)."""
+    none = NameNeutral.of(())
+    if user is None:  # across users: no one's names to take out
+        return _Question(text=addressed(query, ()) if memories else query, terms=query_terms(query), neutral=none,
+                         shown=query)
     names = subject_names(user)
-    text = third_person(query, names[0]) if first_person else query
+    if memories:
+        said = third_person(query, names[0])
+        return _Question(text=addressed(said, names), terms=query_terms(said, without=name_words(names)),
+                         neutral=none, shown=said, about_them_all=about_them_all(query, names))
     # Episodes name the user seldom: their names are taken out only when the question names them.
-    neutral = NameNeutral.of(names if first_person or mentions(query, names) else ())
-    return _Question(text=text, terms=query_terms(text, without=name_words(names)), neutral=neutral)
+    neutral = NameNeutral.of(names) if mentions(query, names) else none
+    return _Question(text=query, terms=query_terms(query, without=name_words(names)), neutral=neutral, shown=query)
 
 
 def _search(
@@ -383,9 +403,11 @@ def _search(
     parts: list[QuerySet] | None = None,
     scope_key: tuple | None = None,
     lexemes: ScopeLexemes | None = None,
+    column: str = "embedding",
 ) -> SearchResult:
     """`started`: the search's perf_counter start. `last_used` and `importance` name the columns behind
-    recency and importance (None: no importance). `parts`, `scope_key` and `lexemes`: as in candidate_legs.
+    recency and importance (None: no importance). `parts`, `scope_key`, `lexemes` and `column`: as in
+    candidate_legs.
     `order_by_fusion`: rank by the fusion of the two legs (episodes), not by score (memories).
     `lexical_weight`: the word leg's weight in the fusion, the meaning leg's being 1. `pool`: candidates
     per leg (at least 4k and SEARCH_CANDIDATES). `expand`: takes the fused scores, gives them back with
@@ -393,7 +415,7 @@ def _search(
     pool = max(pool or 0, params.k * 4, settings.SEARCH_CANDIDATES)
     legs = candidate_legs(
         queryset, lambda: question.neutral(embeddings.encode_one(question.text)), question.terms, pool, parts=parts,
-        scope_key=scope_key, lexemes=lexemes,
+        scope_key=scope_key, lexemes=lexemes, column=column,
     )
     vector = legs.vector
     fused = reciprocal_rank_fusion([pk for pk, _ in legs.dense], legs.lexical, k=rrf_k, weights=(1.0, lexical_weight))
@@ -407,7 +429,7 @@ def _search(
         "pk",
         last_used,
         importance or Value(0.0),
-        Func(F("embedding"), function="halfvec_send", output_field=BinaryField()),
+        Func(F(column), function="halfvec_send", output_field=BinaryField()),
     )
     facts = {}
     for pk, used, weight, data in columns:
@@ -416,6 +438,8 @@ def _search(
     # A row without a vector (an episode stored before ingest embedded) has no cosine: its word match is the evidence.
     cosine = {pk: None if fact[2] is None else float(fact[2] @ vector) for pk, fact in facts.items()}
     min_score = settings.SEARCH_MIN_RELEVANCE if params.min_score is None else params.min_score
+    if question.about_them_all and params.min_score is None:
+        min_score = -1.0
     now = timezone.now()
     candidates = [
         Scored(
@@ -458,7 +482,7 @@ def _search(
     ]
     return SearchResult(
         hits=hits, abstained=not hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
-        ordered_by="fused" if order_by_fusion else "score", searched_as=question.text,
+        ordered_by="fused" if order_by_fusion else "score", searched_as=question.shown,
     )
 
 
@@ -540,13 +564,14 @@ def search_memories(principal: Principal, *, user: User | None, params: SearchPa
     return _search(
         memories_of_parts(parts),
         params,
-        _question(params.query, user, first_person=True),
+        _question(params.query, user, memories=True),
         started,
         parts=parts,
         scope_key=_scope_key(
             "memories", principal, user, tuple(params.scopes), params.session, params.project and params.project.pk
         ),
         lexemes=_memory_lexemes(principal, user=user, params=params),
+        column="search_embedding",
         last_used="last_accessed_at",
         importance="importance",
         default_weights=ranking.default_weights(),
@@ -584,7 +609,7 @@ def search_episodes(
     return _search(
         episodes,
         params,
-        _question(params.query, user, first_person=False),
+        _question(params.query, user, memories=False),
         started,
         scope_key=_scope_key("episodes", principal, user, params.session),
         # every episode of the user carries their lexeme; across users the index cannot narrow the scope

@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
+from memoryapp.selectors.questions import search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.grammar import stem
@@ -50,6 +51,8 @@ class MemoryDraft:
     user: User | None
     text: str
     embedding: np.ndarray
+    # Memory.search_embedding; None: computed from the text when the memory is added
+    search_embedding: np.ndarray | None = None
     subject: str = ""
     attribute: str = ""
     value: str = ""
@@ -171,6 +174,8 @@ def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op
         recorded_at=now,
         last_accessed_at=now,
         embedding=draft.embedding,
+        search_embedding=draft.search_embedding if draft.search_embedding is not None
+        else search_vectors([draft.text], subject_names(draft.user))[0],
         supersedes=supersedes,
         agent_id=draft.agent_id,
     )
@@ -208,7 +213,8 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.text, memory.value = complemented(memory.text, memory.value, draft.text, draft.subject, draft.value)
     memory.importance = max(memory.importance, draft.importance)
     memory.embedding = embeddings.encode_one(memory.text)
-    memory.save(update_fields=["value", "text", "importance", "embedding"])
+    memory.search_embedding = search_vectors([memory.text], subject_names(memory.user))[0]
+    memory.save(update_fields=["value", "text", "importance", "embedding", "search_embedding"])
     _sources_add(memory, draft.sources)
     event_record(
         organization_id=memory.organization_id,
@@ -350,6 +356,7 @@ def draft_from_candidate(
     candidate: Candidate,
     *,
     embedding: np.ndarray,
+    search_embedding: np.ndarray | None = None,
     organization: Organization,
     user: User,
     sources: Sequence[Episode],
@@ -364,6 +371,7 @@ def draft_from_candidate(
         user=user,
         text=candidate.text,
         embedding=embedding,
+        search_embedding=search_embedding,
         subject=candidate.subject.lower(),
         attribute=candidate.attribute,
         value=candidate.value,
@@ -400,7 +408,7 @@ def _secrets_redacted(candidate: Candidate, draft: MemoryDraft) -> Candidate:
                         value=clean(candidate.value, attribute))
     text = clean(draft.text)
     if text != draft.text:  # the vector must never be computed from the secret
-        draft.text, draft.embedding = text, embeddings.encode_one(text)
+        draft.text, draft.embedding, draft.search_embedding = text, embeddings.encode_one(text), None
     draft.subject, draft.attribute = clean(draft.subject), clean(draft.attribute)
     draft.value, draft.session = clean(draft.value, draft.attribute), clean(draft.session)
     draft.redacted = list(dict.fromkeys(draft.redacted + kinds))

@@ -192,6 +192,7 @@ def memories_merge(*, members: Sequence[Memory], actor: ActorRef) -> Memory | No
             user=representative.user,
             text=representative.text,
             embedding=representative.embedding,
+            search_embedding=representative.search_embedding,
             subject=structured.subject,
             attribute=structured.attribute,
             value=structured.value,
@@ -257,6 +258,7 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
     structured = next((m for m in members if m.attribute), None)
     merged.text = representative.text
     merged.embedding = representative.embedding
+    merged.search_embedding = representative.search_embedding
     merged.subject = structured.subject if structured else ""
     merged.attribute = structured.attribute if structured else ""
     merged.value = structured.value if structured else ""
@@ -264,7 +266,8 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
     merged.importance = max(m.importance for m in members)
     merged.confidence = max(m.confidence for m in members)
     merged.save(
-        update_fields=["text", "embedding", "subject", "attribute", "value", "cardinality", "importance", "confidence"]
+        update_fields=["text", "embedding", "search_embedding", "subject", "attribute", "value", "cardinality",
+                       "importance", "confidence"]
     )
     sources = Episode.objects.filter(memory_links__memory__in=members).distinct()
     merged.sources.set(sources, through_defaults={"organization_id": merged.organization_id})

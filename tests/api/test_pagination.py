@@ -25,7 +25,8 @@ def crowded(acme, alice):
     )
     Memory.objects.bulk_create(
         Memory(organization=acme, user=alice, scope="user", text=f"fact {i}", valid_from=SAME_INSTANT,
-               recorded_at=SAME_INSTANT, last_accessed_at=SAME_INSTANT, embedding=[1.0] + [0.0] * 383)
+               recorded_at=SAME_INSTANT, last_accessed_at=SAME_INSTANT, embedding=[1.0] + [0.0] * 383,
+               search_embedding=[1.0] + [0.0] * 383)
         for i in range(130)
     )
 

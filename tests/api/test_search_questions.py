@@ -50,7 +50,7 @@ def test_scores_come_in_order_and_min_score_reads_on_their_scale(acme_agent, ril
     assert body["ordered_by"] == "score" and len(scores) >= 2 and scores == sorted(scores, reverse=True)
     assert body["results"][0]["memory"]["text"] in ("Riley is vegan.", "Riley is allergic to peanuts.")
     assert all(-1 <= s <= 1.03 for s in scores)
-    assert body["searched_as"] == "What does Riley eat?"
+    assert body["searched_as"] == "What does Riley eat?"  # shown as the name the memories use
     above = acme_agent.post("search", {"user": "riley", "query": "What does Riley eat?", "k": 4,
                                        "min_score": scores[0] + 0.001}).body
     assert above["abstained"]  # nothing scores above the best score shown

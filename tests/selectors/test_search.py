@@ -159,7 +159,7 @@ def test_k_results_come_back_whatever_the_store_size(alice, bob, settings):
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     crowd = [
-        Memory(organization=bob.organization, user=bob, text=f"bob fact {i}", embedding=v)
+        Memory(organization=bob.organization, user=bob, text=f"bob fact {i}", embedding=v, search_embedding=v)
         for i, v in enumerate(near(3000, 0.02))
     ]  # closer to the query than anything of alice's
     Memory.objects.bulk_create(crowd, batch_size=1000)
@@ -329,8 +329,8 @@ def crowded(alice, bob, monkeypatch):
     for user, n, noise in ((bob, 1000, 0.02), (alice, 120, 0.08)):
         memories, episodes = unit_rows(rng, query, n, noise), unit_rows(rng, query, n, noise)
         Memory.objects.bulk_create(
-            [Memory(organization=user.organization, user=user, text=f"{user.username} fact {i}", embedding=v)
-             for i, v in enumerate(memories)], batch_size=1000)
+            [Memory(organization=user.organization, user=user, text=f"{user.username} fact {i}", embedding=v,
+                    search_embedding=v) for i, v in enumerate(memories)], batch_size=1000)
         Episode.objects.bulk_create(
             [Episode(organization=user.organization, user=user, content=f"{user.username} turn {i}", source="user",
                      trust="trusted", embedding=v) for i, v in enumerate(episodes)], batch_size=1000)
@@ -394,10 +394,10 @@ def test_the_approximate_path_finds_the_answer_with_the_real_model(alice, bob, a
     # ~0.93) the walk missed the answer on one fresh clone in five, likely HNSW's neighbour pruning leaving
     # it no way in; that adversarial case is a recall limit of HNSW, not of the scope filtering tested here.
     Memory.objects.bulk_create(
-        [Memory(organization=bob.organization, user=bob, text=f"bob fact {i}", embedding=v)
+        [Memory(organization=bob.organization, user=bob, text=f"bob fact {i}", embedding=v, search_embedding=v)
          for i, v in enumerate(unit_rows(rng, answer, 1000, 0.05))]
-        + [Memory(organization=alice.organization, user=alice, text=f"alice filler {i}", embedding=v)
-           for i, v in enumerate(unit_rows(rng, np.zeros(384, dtype=np.float32), 60, 1.0))],
+        + [Memory(organization=alice.organization, user=alice, text=f"alice filler {i}", embedding=v,
+                  search_embedding=v) for i, v in enumerate(unit_rows(rng, np.zeros(384, dtype=np.float32), 60, 1.0))],
         batch_size=1000,
     )
     exact_passes = []
@@ -435,7 +435,8 @@ def test_a_common_word_no_longer_brings_every_row_into_the_word_ranking(alice, m
     settings.SEARCH_EXACT_MAX_ROWS = exact_limit
     vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
     Memory.objects.bulk_create(
-        [Memory(organization=alice.organization, user=alice, text=f"Alice likes item {i}.", embedding=vector)
+        [Memory(organization=alice.organization, user=alice, text=f"Alice likes item {i}.", embedding=vector,
+                search_embedding=vector)
          for i in range(80)])
     quokka = make_memory(alice, "Alice likes quokkas.", embedding=vector)
     principal = Principal.for_user(alice)
@@ -521,7 +522,8 @@ def likes(alice, bob):
         if user == alice:
             sayings += [(f"Alice owns widget {i}.", f"I own widget {i}.") for i in range(560)]
         Memory.objects.bulk_create(
-            [Memory(organization=user.organization, user=user, text=text, embedding=vector) for text, _ in sayings])
+            [Memory(organization=user.organization, user=user, text=text, embedding=vector, search_embedding=vector)
+             for text, _ in sayings])
         Episode.objects.bulk_create(
             [Episode(organization=user.organization, user=user, content=content, source="user", trust="trusted",
                      embedding=vector) for _, content in sayings])

@@ -4,12 +4,15 @@ admin set, or a readable external id; never by an email address or an opaque id.
 import io
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
-from memoryapp.actors import ActorRef
+from memoryapp import embeddings
+from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory
 from memoryapp.selectors.names import user_display_name
+from memoryapp.selectors.search import SearchParams, search_memories
 from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.grammar import article, possessive, readable_name
 from memoryapp.services.extract.rules import RulesExtractor
@@ -161,3 +164,18 @@ def test_a_new_name_leaves_the_old_one_current_in_no_memory(acme):
     assert "Hannah Okafor is married." in current
     assert not [text for text in current if "Schultz" in text]
     assert user_display_name(user) == "Hannah Okafor"
+
+
+@pytest.mark.django_db
+def test_memories_are_searched_addressed_to_the_user_whichever_name_they_were_written_with(acme):
+    user = make_user(acme, "Usr_7f3a9c21")
+    city = tell(user, "I live in Madrid.", "2025-03-01", "city")
+    tell(user, "My name is Ana.", "2025-03-02", "name")
+    job = tell(user, "I work as a nurse.", "2025-03-03", "job")
+    for memory, searched_as in ((city, "You lives in Madrid."), (job, "You is a nurse.")):
+        stored = np.asarray(memory.search_embedding, dtype=np.float32)
+        assert float(stored @ embeddings.encode_one(searched_as)) > 0.99, memory.text
+    principal = Principal.for_user(user)
+    for query, memory in (("where do I live?", city), ("What does Ana do for work?", job)):
+        hits = search_memories(principal, user=user, params=SearchParams(query=query, k=1)).hits
+        assert [hit.item.pk for hit in hits] == [memory.pk], query

@@ -85,11 +85,10 @@ def test_the_profile_says_what_is_known_in_a_readable_order(alice, bob, alice_fa
 
 
 @pytest.mark.django_db
-def test_the_profile_is_what_search_finds_for_a_broad_question(alice, alice_facts):
+@pytest.mark.parametrize("question", ["Tell me about Alice.", "What do you know about me?"])
+def test_the_profile_is_what_search_finds_for_a_broad_question(alice, alice_facts, question):
     profile = profile_summarize(user=alice, actor=JOB)
-    result = search_memories(
-        Principal.for_user(alice), user=alice, params=SearchParams("Tell me about Alice: where she lives, her job", k=3)
-    )
+    result = search_memories(Principal.for_user(alice), user=alice, params=SearchParams(question, k=3))
     assert profile.id in [hit.item.id for hit in result.hits]
 
 

@@ -101,3 +101,16 @@ def stem(word: str) -> str:
             word = word[: -len(suffix)]
             break
     return word[:8]
+
+
+def addressed(text: str, names: tuple[str, ...]) -> str:
+    """The text with the user's `names` (and "the user") replaced by "you"/"your", the form memories and
+    questions about the user are embedded in: "The user lives in Reading." -> "You lives in Reading.",
+    "Where does Riley live?" -> "Where does you live?". MiniLM reads "the user" as software's user and a
+    name as that name: either pulls all of one user's memories together and away from a question that
+    words them otherwise. Verbs are left as they are: agreement moved no figure (dev questions)."""
+    words = sorted({name for name in (*names, THE_USER) if name.strip()}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(word) for word in words)
+    pattern = re.compile(rf"\b(?:{alternatives})(?:'s\b|'(?=\s|$)|(?!\w))", re.IGNORECASE)
+    replaced = pattern.sub(lambda match: "your" if match.group().endswith(("'s", "'")) else "you", text)
+    return sentence(replaced)
