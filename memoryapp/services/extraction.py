@@ -15,11 +15,9 @@ from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, User
 from memoryapp.selectors.names import user_display_name, users_display_names
-from memoryapp.selectors.questions import subject_names
-from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, draft_from_candidate, events_batched
+from memoryapp.services.apply import MemoryDraft, Operation, candidate_apply, draft_from_candidate, writes_batched
 from memoryapp.services.extract import get_extractor
 from memoryapp.services.extract.base import Candidate, EpisodeInput, Extractor
-from memoryapp.services.extract.grammar import addressed
 from memoryapp.services.gate import looks_like_instruction
 from memoryapp.services.ingest import episodes_embed
 from memoryapp.services.locks import user_lock
@@ -44,27 +42,21 @@ def episodes_extract(
     conversations = [list(group) for _, group in groupby(pending, key=lambda e: (e.user_id, e.session))]
     # One look-up for all users; a name said in one conversation names them in the next.
     names = users_display_names({e.user_id: e.user for e in pending}.values())
-    found, addressed_to = [], []
+    found = []
     for conversation in conversations:
         user = conversation[0].user
         found.append(_candidates(conversation, extractor, name=names[user.pk]))
-        given = _name_given(found[-1], user, conversation)
-        addressed_to.append(subject_names(user, *filter(None, (given, names[user.pk]))))
-        names[user.pk] = given or names[user.pk]
+        names[user.pk] = _name_given(found[-1], user, conversation) or names[user.pk]
     episodes_embed(pending)  # ingest embeds them: only episodes stored before it did lack a vector
-    # One batch for all conversations' candidates (per-conversation batches ran at two thirds of the rate):
-    # each text as written, then addressed to its user (Memory.search_embedding).
-    texts = [c.text for candidates in found for c in candidates]
-    addressed_texts = [addressed(c.text, who) for candidates, who in zip(found, addressed_to, strict=True)
-                       for c in candidates]
-    vectors = embeddings.encode([*texts, *addressed_texts])
-    pairs = iter(zip(vectors[: len(texts)], vectors[len(texts) :], strict=True))
+    # One batch for all conversations' candidates (per-conversation batches ran at two thirds of the rate).
+    # Their search vectors are computed for the memories written only (writes_batched).
+    vectors = iter(embeddings.encode([c.text for candidates in found for c in candidates]))
     operations: list[Operation] = []
     done = 0
     for conversation, candidates in zip(conversations, found, strict=True):
-        by_episode: dict[int, list[tuple[Candidate, tuple]]] = {}
+        by_episode: dict[int, list[tuple[Candidate, object]]] = {}
         for candidate in candidates:
-            by_episode.setdefault(candidate.episode_index, []).append((candidate, next(pairs)))
+            by_episode.setdefault(candidate.episode_index, []).append((candidate, next(vectors)))
         for start in range(0, len(conversation), EPISODES_PER_TRANSACTION):
             run = conversation[start : start + EPISODES_PER_TRANSACTION]
             found_in_run = [by_episode.get(start + i, []) for i in range(len(run))]
@@ -123,7 +115,7 @@ def _candidates(episodes: list[Episode], extractor: Extractor, *, name: str) -> 
 
 
 @transaction.atomic
-@events_batched()
+@writes_batched()
 def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: ActorRef) -> list[Operation]:
     """`candidates[i]` are episode i's (candidate, vector) pairs. Episodes already done are skipped."""
     user_lock(user_id=episodes[0].user_id)  # before the episode rows: services.locks' order
@@ -152,11 +144,10 @@ def _apply_episode(episode: Episode, candidates, *, actor: ActorRef) -> list[Ope
     untrusted = episode.trust == Episode.Trust.UNTRUSTED
     instructs = untrusted and looks_like_instruction(episode.content)
     operations: list[Operation] = []
-    for candidate, (vector, search_vector) in candidates:
+    for candidate, vector in candidates:
         draft = draft_from_candidate(
             candidate,
             embedding=vector,
-            search_embedding=search_vector,
             organization=episode.organization,
             user=episode.user,
             sources=[episode],

@@ -14,7 +14,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Agent, Episode, Job, MemoryEvent, Organization, Project, User
-from memoryapp.services.apply import event_record, events_batched
+from memoryapp.services.apply import event_record, writes_batched
 from memoryapp.services.gate import GateRefused, check_size, redact_secrets
 from memoryapp.services.locks import user_lock
 
@@ -119,7 +119,7 @@ def episodes_ingest(
             )
         )
     redactions = 0
-    with transaction.atomic(), events_batched():
+    with transaction.atomic(), writes_batched():
         # Under the user's lock a concurrent deletion waits for these episodes (or they for it), and a
         # retry with the same key waits for the first request to commit, then finds its episodes.
         user_lock(user_id=user.id)

@@ -3,6 +3,7 @@
 import threading
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.db import connection
 
@@ -276,3 +277,22 @@ def test_the_judges_similarity_lookups_never_walk_the_hnsw_index(alice):
     compared = mine.annotate(distance=row_cosine_distance(vector)).order_by("distance")[:5].explain()
     assert "hnsw" in walked, "the search vectors' index would serve a plain cosine ordering"
     assert "hnsw" not in compared
+
+
+@pytest.mark.django_db
+def test_memories_written_in_a_batch_are_searched_by_their_final_text_addressed_to_the_user(alice):
+    """Within writes_batched a memory holds its text's vector; as the block ends it gets the vector of its
+    text as it then stands (a complement may have changed it), addressed to the user."""
+    from django.db import transaction
+
+    from memoryapp.services.apply import MemoryDraft, memory_add, writes_batched
+
+    text = "Alice likes jazz."
+    with transaction.atomic(), writes_batched():
+        memory = memory_add(draft=MemoryDraft(organization=alice.organization, user=alice, text=text,
+                                              embedding=embeddings.encode_one(text)), actor=ACTOR, reason="test")
+        Memory.objects.filter(pk=memory.pk).update(text="Alice likes jazz and the blues.")
+    memory.refresh_from_db()
+    searched = np.asarray(memory.search_embedding, dtype=np.float32)
+    assert float(searched @ embeddings.encode_one("You likes jazz and the blues.")) > 0.99
+    assert float(searched @ embeddings.encode_one(text)) < 0.9
