@@ -2,6 +2,7 @@
 
 import time
 
+import numpy as np
 import pytest
 
 from memoryapp.demo import demo_seed
@@ -51,3 +52,13 @@ def test_the_demo_tells_the_story_once():
     logged = {agents[actor_id] for actor_id in AccessLog.objects.values_list("actor_id", flat=True)}
     used = set(Agent.objects.filter(last_used_at__isnull=False).values_list("name", flat=True))
     assert logged == used, "the agent keys page says which keys were used, as the access log does"
+
+    # Every path that wrote them (extraction, supersession, summaries) gave the search vector: the text
+    # addressed to the user, not the text as written (which Memory.save would otherwise stand in with).
+    from memoryapp.selectors.questions import search_vectors, subject_names
+
+    naming_sam = list(Memory.objects.filter(user=sam, text__contains="Sam"))
+    assert naming_sam
+    expected = search_vectors([m.text for m in naming_sam], subject_names(sam))
+    for memory, vector in zip(naming_sam, expected, strict=True):
+        assert float(np.asarray(memory.search_embedding, dtype=np.float32) @ vector) > 0.99, memory.text
