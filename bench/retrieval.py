@@ -302,12 +302,12 @@ class PathProbe:
         self._scan, self._approximate = search._dense_scan, search._dense_approximate
 
     def __enter__(self):
-        def scan(parts, vector, limit):
+        def scan(parts, vector, limit, column):
             self.calls.append("scan")
-            return self._scan(parts, vector, limit)
+            return self._scan(parts, vector, limit, column)
 
-        def approximate(queryset, vector, limit):
-            rows = self._approximate(queryset, vector, limit)
+        def approximate(queryset, vector, limit, column):
+            rows = self._approximate(queryset, vector, limit, column)
             self.calls.append("hnsw" if len(rows) >= limit else "hnsw short")
             self.hnsw_rows.append(len(rows))
             return rows

@@ -70,10 +70,10 @@ def make_memory(user, text: str, *, embedding=None, **fields):
     searched by it too)."""
     from memoryapp import embeddings
     from memoryapp.models import Memory
-    from memoryapp.selectors.questions import search_vectors, subject_names
+    from memoryapp.selectors.questions import search_vector
 
     fields.setdefault("scope", Memory.Scope.USER)
     if embedding is None:
         embedding = embeddings.encode_one(text)
-        fields.setdefault("search_embedding", search_vectors([text], subject_names(user))[0])
+        fields.setdefault("search_embedding", search_vector(text, user))
     return Memory.objects.create(organization=user.organization, user=user, text=text, embedding=embedding, **fields)

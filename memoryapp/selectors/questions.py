@@ -56,13 +56,13 @@ def third_person(query: str, name: str) -> str:
     return query
 
 
-def subject_names(user: User | None, *stated: str) -> tuple[str, ...]:
-    """Every way memory texts may call the user, the current one first: the write path's name now
-    (`stated`, when the caller knows it, else looked up), then the ones older texts may use (an admin's
-    display name, the external id read as a name, "the user"). No user: "the user" alone."""
+def subject_names(user: User | None) -> tuple[str, ...]:
+    """Every way memory texts may call the user, the current one first: the write path's name now,
+    then the ones older texts may use (an admin's display name, the external id read as a name,
+    "the user"). No user: "the user" alone."""
     if user is None:
         return (THE_USER,)
-    names = [*(stated or [user_display_name(user)]), user.first_name.strip(), readable_name(user.external_id), THE_USER]
+    names = [user_display_name(user), user.first_name.strip(), readable_name(user.external_id), THE_USER]
     return tuple(dict.fromkeys(name for name in names if name))
 
 
@@ -70,6 +70,11 @@ def search_vectors(texts: Sequence[str], names: tuple[str, ...]) -> np.ndarray:
     """The vectors memories are searched by (Memory.search_embedding): their texts addressed to the user
     (grammar.addressed), as questions are. `names`: subject_names of the memories' user."""
     return embeddings.encode([addressed(text, names) for text in texts])
+
+
+def search_vector(text: str, user: User | None) -> np.ndarray:
+    """The search vector of one memory text of `user`'s (search_vectors)."""
+    return search_vectors([text], subject_names(user))[0]
 
 
 def name_words(names: tuple[str, ...]) -> set[str]:

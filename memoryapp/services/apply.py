@@ -20,7 +20,7 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.selectors.questions import search_vectors, subject_names
+from memoryapp.selectors.questions import search_vector, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.grammar import addressed, stem
@@ -221,7 +221,7 @@ def _search_vector(draft: MemoryDraft) -> np.ndarray:
         return draft.search_embedding
     if getattr(_queued, "searchable", None) is not None:
         return draft.embedding
-    return search_vectors([draft.text], subject_names(draft.user))[0]
+    return search_vector(draft.text, draft.user)
 
 
 def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
@@ -242,7 +242,7 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.text, memory.value = complemented(memory.text, memory.value, draft.text, draft.subject, draft.value)
     memory.importance = max(memory.importance, draft.importance)
     memory.embedding = embeddings.encode_one(memory.text)
-    memory.search_embedding = search_vectors([memory.text], subject_names(memory.user))[0]
+    memory.search_embedding = search_vector(memory.text, memory.user)
     memory.save(update_fields=["value", "text", "importance", "embedding", "search_embedding"])
     _sources_add(memory, draft.sources)
     event_record(

@@ -9,7 +9,7 @@ from django.db import transaction
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import DeletionReceipt, Memory, MemoryEvent
-from memoryapp.selectors.questions import search_vectors, subject_names
+from memoryapp.selectors.questions import search_vector
 from memoryapp.services.apply import event_record, memory_close, slot_lock
 from memoryapp.services.gate import redact_secrets
 from memoryapp.services.govern import corrected_value, memory_delete
@@ -62,7 +62,7 @@ def memory_approve(*, memory: Memory, actor: ActorRef, text: str | None = None) 
         locked.value = corrected_value(locked.text, locked.value, edited) if locked.value else ""
         locked.text = edited
         locked.embedding = embeddings.encode_one(edited)
-        locked.search_embedding = search_vectors([edited], subject_names(locked.user))[0]
+        locked.search_embedding = search_vector(edited, locked.user)
     previous = memory_approval_replaces(locked)
     if previous is not None:
         memory_close(memory=previous, valid_to=locked.valid_from, actor=actor, reason="replaced by an approved memory")

@@ -19,7 +19,7 @@ from django.utils import timezone
 from memoryapp import embeddings, llm
 from memoryapp.actors import ActorRef
 from memoryapp.models import Memory, MemoryEvent, User
-from memoryapp.selectors.questions import search_vectors, subject_names
+from memoryapp.selectors.questions import search_vector
 from memoryapp.services.apply import MemoryDraft, event_record, memory_add, slot_lock
 from memoryapp.services.consolidate import merge_recompute
 
@@ -252,7 +252,7 @@ def _summary_update(summary: Memory, members: list[Memory], text: str, *, actor:
         setattr(summary, name, value)
     summary.text = text
     summary.embedding = embeddings.encode_one(text)
-    summary.search_embedding = search_vectors([text], subject_names(summary.user))[0]
+    summary.search_embedding = search_vector(text, summary.user)
     summary.recorded_at = timezone.now()
     summary.status = Memory.Status.ACTIVE
     summary.status_reason = ""
