@@ -66,15 +66,15 @@ def subject_names(user: User | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def search_vectors(texts: Sequence[str], names: tuple[str, ...]) -> np.ndarray:
-    """The vectors memories are searched by (Memory.search_embedding): their texts addressed to the user
-    (grammar.addressed), as questions are. `names`: subject_names of the memories' user."""
-    return embeddings.encode([addressed(text, names) for text in texts])
+def search_vectors(memories: Sequence[tuple[str, tuple[str, ...]]]) -> np.ndarray:
+    """The vectors memories are searched by (Memory.search_embedding), in one batch: each text addressed to
+    its user (grammar.addressed), as questions are. `memories`: (text, subject_names of its user) pairs."""
+    return embeddings.encode([addressed(text, names) for text, names in memories])
 
 
 def search_vector(text: str, user: User | None) -> np.ndarray:
     """The search vector of one memory text of `user`'s (search_vectors)."""
-    return search_vectors([text], subject_names(user))[0]
+    return search_vectors([(text, subject_names(user))])[0]
 
 
 def name_words(names: tuple[str, ...]) -> set[str]:
@@ -95,8 +95,8 @@ _ABOUT_THEM_ALL = frozenset(
 def about_them_all(query: str, names: tuple[str, ...]) -> bool:
     """Whether the question asks for everything known about the user and names nothing in particular:
     nothing is more relevant to it than anything else, so it is never abstained from."""
-    words = re.findall(r"[a-z]+", query.lower())
-    return bool(words) and all(word in _ABOUT_THEM_ALL or word in name_words(names) for word in words)
+    words, theirs = re.findall(r"[a-z]+", query.lower()), name_words(names)
+    return bool(words) and all(word in _ABOUT_THEM_ALL or word in theirs for word in words)
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

@@ -20,10 +20,10 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.selectors.questions import search_vector, subject_names
+from memoryapp.selectors.questions import search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
-from memoryapp.services.extract.grammar import addressed, stem
+from memoryapp.services.extract.grammar import stem
 from memoryapp.services.extract.lexicon import LANGUAGES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
@@ -105,7 +105,7 @@ def _search_vectors_store(memory_ids: list[UUID]) -> None:
     for memory in rows:
         if memory.user_id not in names:
             names[memory.user_id] = subject_names(memory.user)
-    vectors = embeddings.encode([addressed(memory.text, names[memory.user_id]) for memory in rows])
+    vectors = search_vectors([(memory.text, names[memory.user_id]) for memory in rows])
     for memory, vector in zip(rows, vectors, strict=True):
         memory.search_embedding = vector
     Memory.objects.bulk_update(rows, ["search_embedding"])
