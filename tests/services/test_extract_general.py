@@ -123,6 +123,19 @@ def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(sai
     assert general.third_person(said, "Maria") == text
 
 
+@pytest.mark.parametrize(("said", "text"), [
+    # an irregular past or a change verb first is what the speaker did, whatever its object ends in
+    ("Switched careers", "Maria switched careers."),
+    ("sold gran's piano last spring", "Maria sold gran's piano last spring."),
+    ("joined Samaritans as a listening volunteer", "Maria joined Samaritans as a listening volunteer."),
+    # another "-ed" word first may be a name, with its own verb
+    ("Jared works nights", "Jared works nights."),
+    ("Ted left Siemens", "Ted left Siemens."),
+])
+def test_a_sentence_without_its_subject_gets_the_speaker(said, text):
+    assert general.third_person(said, "Maria") == text
+
+
 def test_a_request_after_a_fact_is_cut_off():
     assert general.pieces("Big news: I'm diabetic, so can you suggest a dessert? 🍰") == [
         "I'm diabetic", "can you suggest a dessert?"]

@@ -425,8 +425,12 @@ def _a_verb_first(piece: str) -> bool:
     if first in _ADVERBS:
         # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon"
         return second not in _SUBJECTS and second not in _POSSESSIVES
-    past = first in _PAST or (first.endswith("ed") and len(first) > 3)  # not "red wine"
-    return past and not (_says_what_was_done(second) or second.endswith("s") or second in _VERBS_AFTER_A_NAME)
+    # An irregular past or a change verb is never a name: its object may end in "s" ("Switched careers", "sold
+    # gran's piano"); any other "-ed" word may be one ("Jared works nights").
+    verb = first in _PAST or bool(_STRONG_CHANGE.fullmatch(first))
+    past = verb or (first.endswith("ed") and len(first) > 3)  # not "red wine"
+    plural_or_verb = second.endswith("s") and not verb
+    return past and not (_says_what_was_done(second) or plural_or_verb or second in _VERBS_AFTER_A_NAME)
 
 
 _SUBJECTS = frozenset({"i", "i'm", "im", "we", "we're", "you", "he", "he's", "she", "she's", "it", "it's", "its",
