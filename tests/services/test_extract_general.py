@@ -131,8 +131,25 @@ def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(sai
     # another "-ed" word first may be a name, with its own verb
     ("Jared works nights", "Jared works nights."),
     ("Ted left Siemens", "Ted left Siemens."),
+    # a present verb first, the "I" left out: it agrees with the name, after any adverbs
+    ("love hiking on weekends", "Maria loves hiking on weekends."),
+    ("don't eat pork", "Maria doesn't eat pork."),
+    ("never drink coffee after lunch", "Maria never drinks coffee after lunch."),
+    ("still live with my parents", "Maria still lives with their parents."),
+    ("no pets, sadly", "Maria has no pets, sadly."),
+    # a gerund first, with a verb only in a later clause
+    ("staying with my aunt near the station, the rent is cheap",
+     "Maria is staying with their aunt near the station, the rent is cheap."),
+    # a state without its "I am" / "I was"; the same word with an object is news
+    ("allergic to penicillin", "Maria is allergic to penicillin."),
+    ("married to Tom for ten years", "Maria is married to Tom for ten years."),
+    ("married Tom in June", "Maria married Tom in June."),
+    ("born and raised in Lagos", "Maria was born and raised in Lagos."),
+    ("raised three kids on my own", "Maria raised three kids on their own."),
+    # a noun first with its own verb is no statement of the speaker's
+    ("work is crazy this month", "Maria said: work is crazy this month."),
 ])
-def test_a_sentence_without_its_subject_gets_the_speaker(said, text):
+def test_the_speaker_is_the_subject_of_a_sentence_opening_with_their_verb(said, text):
     assert general.third_person(said, "Maria") == text
 
 

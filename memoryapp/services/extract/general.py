@@ -379,9 +379,14 @@ def third_person(piece: str, who: str) -> str:
     # ...in its first clause: "Did a Pass Plus course and I'm grand now", "Started yoga when I was pregnant"
     first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
     unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I)
-    if unsaid and _a_verb_first(text):
-        text = f"{who} {text[:1].lower()}{text[1:]}"
-    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(text):
+    if unsaid and (copula := _state_first(text)):
+        text = f"{who} {copula} {text[:1].lower()}{text[1:]}"  # "born in Lagos" -> "Maria was born in Lagos"
+    elif unsaid and (_a_verb_first(text) or _a_present_verb_first(text)):
+        # "never drink coffee" -> "Maria never drinks coffee": the verb after any adverbs agrees with the name
+        text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
+    elif unsaid and _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
+        text = f"{who} has {text[:1].lower()}{text[1:]}"  # "no pets, my husband's allergic" -> "Maria has no pets"
+    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
         # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
@@ -431,6 +436,86 @@ def _a_verb_first(piece: str) -> bool:
     past = verb or (first.endswith("ed") and len(first) > 3)  # not "red wine"
     plural_or_verb = second.endswith("s") and not verb
     return past and not (_says_what_was_done(second) or plural_or_verb or second in _VERBS_AFTER_A_NAME)
+
+
+def _state_first(piece: str) -> str | None:
+    """ "born in Lagos", "married to Tom for 10 years", "allergic to penicillin", "fluent in Spanish": a state
+    the speaker is in, said without "I am" or "I was": the verb it needs ("was" for what happened to them once,
+    "is" for the others), or None. Not a past tense with an object ("married Tom in June" is news)."""
+    words = [word for word in _VALUE_WORDS.findall(piece.lower()) if word not in _ADVERBS]
+    if not words:
+        return None
+    linked = len(words) > 1 and words[1] in _STATE_LINKS
+    if words[0] == "born" or (words[0] in _ONCE_PARTICIPLES and linked):
+        return "was"
+    if len(words) > 1 and (words[1] in _A_SUBJECTS_VERB or words[1] in _MODALS):
+        return None  # "single is fine by me": the word is the subject
+    if words[0] in _STATES and (words[0] not in _STATES_ALSO_PAST or linked):
+        return "is"
+    return None
+
+
+_A_SUBJECTS_VERB = frozenset({"is", "was", "are", "were", "has", "had", "makes", "made", "gets", "got"})
+# Participles of what happened to someone once, before one of _STATE_LINKS: "raised in Ohio" (not "raised three
+# kids"), "diagnosed with asthma in 2019"; "born" always.
+_ONCE_PARTICIPLES = frozenset({"raised", "adopted", "diagnosed"})
+# States said without their "I am": adjectives and participles of a lasting state.
+_STATES = frozenset({
+    "allergic", "intolerant", "fluent", "vegetarian", "vegan", "pescatarian", "pregnant", "single", "married",
+    "engaged", "divorced", "separated", "widowed", "retired", "unemployed", "self-employed", "employed", "based",
+    "diabetic", "deaf", "blind", "colorblind", "colourblind", "left-handed", "right-handed", "autistic", "dyslexic",
+    "coeliac", "celiac", "sober", "afraid", "scared", "terrified", "obsessed", "addicted", "bilingual", "trilingual",
+    "enrolled", "qualified", "certified", "registered", "settled", "epileptic", "asthmatic",
+    "disabled", "vaccinated", "homeschooled", "freelance", "freelancing", "originally",
+})
+# ...of which these are also past tenses ("retired last year" is news, "married Tom"): a state only before one of
+# the words a state goes on with ("married to Tom", "retired since 2019", "based in Leeds").
+_STATES_ALSO_PAST = frozenset({"married", "engaged", "divorced", "separated", "widowed", "retired", "employed",
+                               "based", "enrolled", "qualified", "certified", "registered", "settled", "vaccinated",
+                               "homeschooled", "scared", "terrified", "obsessed", "addicted", "disabled"})
+_STATE_LINKS = frozenset({"to", "in", "at", "with", "of", "by", "for", "from", "since", "as", "on", "and", "but",
+                          "now", "here", "there", "again"})
+
+
+def _a_present_verb_first(piece: str) -> bool:
+    """ "love hiking on weekends", "work nights at the hospital", "don't eat pork", "never drink coffee": a verb
+    in its base form first (after any adverbs), the speaker understood; not a noun with its own verb ("work is
+    busy", "swim was great")."""
+    words = [word for word in _VALUE_WORDS.findall(piece.lower()) if word not in _ADVERBS]
+    if len(words) < 2 or words[1] in _VERBS_AFTER_A_NAME or words[1] in _MODALS:
+        return False
+    return words[0] in _BASE_VERBS or words[0] in _NEGATED_AUXILIARIES
+
+
+def _verb_agreeing(text: str) -> str:
+    """The text with its first word after any adverbs agreeing with a third person ("never drink" -> "never
+    drinks", "don't eat" -> "doesn't eat"); a past tense stays as it is."""
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        if word.lower() not in _ADVERBS:
+            core = _VALUE_WORDS.match(word)  # "love," -> "loves,"
+            words[i] = _agreeing(core[0]) + word[core.end():] if core else word
+            break
+    return " ".join(words)
+
+
+# Verbs in their base form that a speaker opens a statement about themselves with, leaving the "I" out.
+# ("like" is left out: it opens as many pieces as a filler, "like 6 times".)
+_BASE_VERBS = frozenset({
+    "love", "adore", "enjoy", "prefer", "hate", "dislike", "miss", "need", "want", "own", "have", "live", "work",
+    "study", "teach", "speak", "drive", "ride", "play", "eat", "drink", "cook", "bake", "run", "swim", "walk",
+    "cycle", "train", "read", "write", "watch", "listen", "go", "visit", "use", "wear", "take", "keep", "do",
+    "volunteer", "coach", "manage", "sing", "dance", "paint", "draw", "knit", "sew", "climb", "hike", "ski", "surf",
+    "skate", "lift", "practice", "practise", "collect", "follow", "support", "know", "believe", "grow", "rent",
+    "share", "commute", "shop", "sleep", "wake", "avoid", "smoke", "vape", "stay", "attend", "belong", "freelance",
+    "babysit", "foster", "raise", "help", "host", "struggle", "suffer", "care", "meditate", "pray", "journal",
+    "garden", "fish", "hunt", "camp", "travel", "fly", "tutor", "mentor", "lead", "sell", "build",
+    "fix", "repair", "design", "code", "program", "edit", "film", "shoot", "record", "stream", "blog", "game",
+})
+_NEGATED_AUXILIARIES = frozenset({"don't", "dont", "can't", "cant", "cannot", "won't", "wont", "haven't", "havent"})
+# "no pets", "no kids, just a cat": the speaker has none of them (not "no way", "no idea", "no longer")
+_NONE_FIRST = re.compile(r"no\s+(?!(?:longer|way|idea|problem|worries|thanks|clue|matter|doubt|one|more|offen[cs]e"
+                         r"|rush|pressure|joke|kidding|comment)\b)[a-z]", re.I)
 
 
 _SUBJECTS = frozenset({"i", "i'm", "im", "we", "we're", "you", "he", "he's", "she", "she's", "it", "it's", "its",
