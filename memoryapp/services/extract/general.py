@@ -459,7 +459,8 @@ _A_SUBJECTS_VERB = frozenset({"is", "was", "are", "were", "has", "had", "makes",
 # Participles of what happened to someone once, before one of _STATE_LINKS: "raised in Ohio" (not "raised three
 # kids"), "diagnosed with asthma in 2019"; "born" always.
 _ONCE_PARTICIPLES = frozenset({"raised", "adopted", "diagnosed"})
-# States said without their "I am": adjectives and participles of a lasting state.
+# States said without their "I am": adjectives and participles of a lasting state ("freelance as a designer"),
+# and "originally" ("originally from Cork").
 _STATES = frozenset({
     "allergic", "intolerant", "fluent", "vegetarian", "vegan", "pescatarian", "pregnant", "single", "married",
     "engaged", "divorced", "separated", "widowed", "retired", "unemployed", "self-employed", "employed", "based",
@@ -507,7 +508,7 @@ _BASE_VERBS = frozenset({
     "cycle", "train", "read", "write", "watch", "listen", "go", "visit", "use", "wear", "take", "keep", "do",
     "volunteer", "coach", "manage", "sing", "dance", "paint", "draw", "knit", "sew", "climb", "hike", "ski", "surf",
     "skate", "lift", "practice", "practise", "collect", "follow", "support", "know", "believe", "grow", "rent",
-    "share", "commute", "shop", "sleep", "wake", "avoid", "smoke", "vape", "stay", "attend", "belong", "freelance",
+    "share", "commute", "shop", "sleep", "wake", "avoid", "smoke", "vape", "stay", "attend", "belong",
     "babysit", "foster", "raise", "help", "host", "struggle", "suffer", "care", "meditate", "pray", "journal",
     "garden", "fish", "hunt", "camp", "travel", "fly", "tutor", "mentor", "lead", "sell", "build",
     "fix", "repair", "design", "code", "program", "edit", "film", "shoot", "record", "stream", "blog", "game",
