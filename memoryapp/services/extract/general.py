@@ -438,11 +438,16 @@ def _a_verb_first(piece: str) -> bool:
     return past and not (_says_what_was_done(second) or plural_or_verb or second in _VERBS_AFTER_A_NAME)
 
 
+def _words_without_adverbs(piece: str) -> list[str]:
+    """The piece's words, lowercased, adverbs left out: what opens it once "never", "still", "really" are read past."""
+    return [word for word in _VALUE_WORDS.findall(piece.lower()) if word not in _ADVERBS]
+
+
 def _state_first(piece: str) -> str | None:
     """ "born in Lagos", "married to Tom for 10 years", "allergic to penicillin", "fluent in Spanish": a state
     the speaker is in, said without "I am" or "I was": the verb it needs ("was" for what happened to them once,
     "is" for the others), or None. Not a past tense with an object ("married Tom in June" is news)."""
-    words = [word for word in _VALUE_WORDS.findall(piece.lower()) if word not in _ADVERBS]
+    words = _words_without_adverbs(piece)
     if not words:
         return None
     linked = len(words) > 1 and words[1] in _STATE_LINKS
@@ -482,7 +487,7 @@ def _a_present_verb_first(piece: str) -> bool:
     """ "love hiking on weekends", "work nights at the hospital", "don't eat pork", "never drink coffee": a verb
     in its base form first (after any adverbs), the speaker understood; not a noun with its own verb ("work is
     busy", "swim was great")."""
-    words = [word for word in _VALUE_WORDS.findall(piece.lower()) if word not in _ADVERBS]
+    words = _words_without_adverbs(piece)
     if len(words) < 2 or words[1] in _VERBS_AFTER_A_NAME or words[1] in _MODALS:
         return False
     return words[0] in _BASE_VERBS or words[0] in _NEGATED_AUXILIARIES
