@@ -112,6 +112,18 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("said", "text"), [
+    ("I'm engaged to Priyanka.", "is engaged to Priyanka."),
+    ("I have a sister called Maeve.", "has a sister named Maeve."),
+])
+def test_one_statement_is_one_memory_in_its_fullest_words(send, said, text):
+    """The rules fill the slot and the general path keeps the rest of the sentence: where the rest adds only
+    words, or says it in other words ("called" for "named"), the user sees one memory, not two."""
+    texts = current_texts(send(said))
+    assert len(texts) == 1 and texts[0].endswith(text), texts
+
+
 @pytest.mark.parametrize(("said", "text"), [
     ("I no longer need anything for sleeping", "Maria no longer needs anything for sleeping."),
     ("I feed the stray cats in my street", "Maria feeds the stray cats in their street."),

@@ -195,6 +195,30 @@ def test_job_and_employer_in_one_clause_are_two_facts():
     assert candidates[1].text == "Sam works at St. Mary's Hospital."
 
 
+def test_a_students_at_names_where_they_study_not_an_employer():
+    candidates = extract("I'm a law student at King's College.")
+    assert triples(candidates) == [("sam", "job", "law student", "state"), ("sam", "school", "King's College", "state")]
+    assert candidates[1].text == "Sam studies at King's College."
+
+
+@pytest.mark.parametrize(("message", "age"), [
+    ("Yesterday was my 27th birthday!", "27"),
+    ("just had my 60th bday, what a party", "60"),
+])
+def test_a_birthday_just_had_says_the_age(message, age):
+    assert (only(message).attribute, only(message).value) == ("age", age)
+
+
+def test_a_birthday_still_to_come_says_no_age_yet():
+    assert [c for c in extract("my 18th birthday is next month") if c.attribute == "age"] == []
+
+
+def test_a_new_home_somewhere_is_a_move_there_but_a_holiday_home_is_not():
+    candidate = only("We've bought a little terrace in Sheffield.")
+    assert (candidate.attribute, candidate.value, candidate.relation) == ("city", "Sheffield", "change")
+    assert extract("we bought a holiday home in Crete") == []
+
+
 def test_city_with_since_is_valid_from_the_start_of_that_year():
     candidate = only("I've lived in Lisbon since 2019.")
     assert (candidate.attribute, candidate.value, candidate.valid_from) == ("city", "Lisbon", at(2019, 1, 1))

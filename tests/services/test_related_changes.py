@@ -202,6 +202,13 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
      ("home",), ("office",)),
     ("I live on my own in a studio flat.", "My brother Kai is living with me until he finds a job.", ("studio",),
      ("Kai",)),
+    # the birth of the user's own child ends their pregnancy, and their partner's
+    ("We're expecting our first in the autumn.", "Our daughter Noa was born at 3am, tiny and perfect.",
+     ("expecting",), ("Noa",)),
+    ("My wife Elin is pregnant with twins.", "Our twins arrived early on Monday!", ("pregnant",), ("twins",)),
+    # studies end in a graduation
+    ("I'm a second-year student at Leeds Beckett.", "I graduated last week, first class honours!", ("student",),
+     ("graduated",)),
 ])
 def test_a_later_life_state_ends_the_earlier_one(acme, before, after, old, new):
     now = told_in_turn(acme, "ilse", before, after)

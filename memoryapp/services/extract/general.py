@@ -374,21 +374,18 @@ def third_person(piece: str, who: str) -> str:
     # "My partner and I are trying", "me and my bf split": the user and theirs, the verb plural as said
     text = _WE_TWO.sub(lambda m: _the_two_of_them(m, who), text, count=1)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
-    first = text.split(" ", 1)[0].lower()
-    # "Got my first car", "transferred to ICU": no subject, the speaker's understood
-    # ...in its first clause: "Did a Pass Plus course and I'm grand now", "Started yoga when I was pregnant"
-    first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
-    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I)
-    if unsaid and (copula := _state_first(text)):
-        text = f"{who} {copula} {text[:1].lower()}{text[1:]}"  # "born in Lagos" -> "Maria was born in Lagos"
-    elif unsaid and (_a_verb_first(text) or _a_present_verb_first(text)):
+    understood = _understood_speaker(text, who)
+    lowered = text[:1].lower() + text[1:]
+    if understood in ("is", "was"):
+        text = f"{who} {understood} {lowered}"  # "born in Lagos" -> "Maria was born in Lagos"
+    elif understood == "verb":
         # "never drink coffee" -> "Maria never drinks coffee": the verb after any adverbs agrees with the name
-        text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
-    elif unsaid and _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
-        text = f"{who} has {text[:1].lower()}{text[1:]}"  # "no pets, my husband's allergic" -> "Maria has no pets"
-    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
+        text = f"{who} {_verb_agreeing(lowered)}"
+    elif understood == "has":
+        text = f"{who} has {lowered}"  # "no pets, my husband's allergic" -> "Maria has no pets"
+    elif understood == "doing":
         # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
-        text = f"{who} is {text[:1].lower()}{text[1:]}"
+        text = f"{who} is {lowered}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
@@ -412,6 +409,28 @@ def third_person(piece: str, who: str) -> str:
     if not starts_with_speaker and text[:1].islower() and not _named_before(who, text, len(text)):
         text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
+
+
+def _understood_speaker(text: str, who: str) -> str | None:
+    """How a statement that leaves its "I" out goes on from it ("Got my first car", "transferred to ICU",
+    "allergic to penicillin", "no pets", "Doing my masters"): "is" or "was" (a state), "verb" (a verb first),
+    "has" (none of a kind), "doing" (a gerund first), or None when the piece says its subject or has none
+    understood. Only its first clause counts: "Did a Pass Plus course and I'm grand now"."""
+    if re.match(r"(?:i|we|my|our)\b", text, re.I):
+        return None
+    first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
+    if re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I):
+        return None
+    first = text.split(" ", 1)[0].lower()
+    if copula := _state_first(text):
+        return copula
+    if _a_verb_first(text) or _a_present_verb_first(text):
+        return "verb"
+    if _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
+        return "has"
+    if first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
+        return "doing"
+    return None
 
 
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
@@ -606,6 +625,7 @@ def complete(
                     if candidate in kept:
                         kept.remove(candidate)
         added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who, heard=changes[index])
+    kept, added = _rules_worded_in_full(kept, added)
     ends = {index: ended(episode.content) for index, episode, _ in work}
     found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
                     for c in kept + added), key=lambda c: c.episode_index)
@@ -692,6 +712,36 @@ def resolved_pieces(found: list[str]) -> list[str]:
     return [continued.get(piece, piece) for piece in found]
 
 
+# Words of a memory text that say nothing of its own: the rest must be said by a fuller text to stand for it.
+_FUNCTION_WORDS = frozenset({"a", "an", "the", "is", "are", "am", "has", "have", "of", "to", "in", "at", "on", "and",
+                             "with", "for", "their", "user", "user's", "s"})
+
+
+def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """One memory for one statement: where a general candidate kept outside a slot says all that the one rule
+    candidate beside it says and more ("Maria is married to Dave." beside the rule's "Maria is married.", "...
+    a night-shift paramedic in Leeds." beside "... a night-shift paramedic."), the rule's candidate keeps its
+    slot and value and takes the fuller words, and the general one goes: the user saw the fact twice."""
+    def content(candidate: Candidate) -> set[str]:
+        return {stem(w) for w in re.findall(r"[\w']+", candidate.text.lower())} - _FUNCTION_WORDS
+
+    worded: dict[int, Candidate] = {}  # rule candidate's index -> the general candidate that words it
+    for fuller in general:
+        if fuller.attribute:
+            continue
+        words = content(fuller)
+        said = [i for i, rule in enumerate(rules) if rule.episode_index == fuller.episode_index
+                and rule.subject == fuller.subject and rule.attribute and rule.kind == "semantic"
+                and all(_said(word, words) for word in content(rule))]
+        if len(said) == 1 and said[0] not in worded:
+            worded[said[0]] = fuller
+    if not worded:
+        return rules, general
+    dropped = {id(candidate) for candidate in worded.values()}
+    return ([replace(rule, text=worded[i].text) if i in worded else rule for i, rule in enumerate(rules)],
+            [candidate for candidate in general if id(candidate) not in dropped])
+
+
 def _protected(candidate: Candidate) -> bool:
     # A rule that read a change ("turned 30", "moved to Lyon") read its words, not a mood: news said with
     # "today" or "!!!" is what the classifier most often doubts.
@@ -712,7 +762,8 @@ def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:
 
 _PLAIN_WORDS = frozenset(_ADVERBS) | {"really", "because", "though", "although", "without", "whatever", "anything",
                                        "something", "everything", "nothing", "always", "pretty", "little", "months",
-                                       "weeks", "years", "honestly", "actually"}
+                                       "weeks", "years", "honestly", "actually",
+                                       "called", "named"}  # "a brother called Ben" is "a brother named Ben"
 
 
 def _key_words(piece: str) -> set[str]:

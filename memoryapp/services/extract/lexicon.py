@@ -329,6 +329,10 @@ JOB_WORDS = frozenset(
     }
 )
 JOB_SUFFIXES = ("er", "or", "ist", "ian", "eer")
+
+# Roles of someone who studies: their "at" or "in" names a school, not an employer ("a student at UCL").
+STUDY_ROLES = frozenset({"student", "undergrad", "undergraduate", "postgrad", "postgraduate", "pupil", "fresher",
+                         "freshman", "sophomore", "schoolgirl", "schoolboy"})
 # Words that end like a job title but describe a person otherwise ("a big eater", "a mother of two").
 NOT_JOBS = frozenset(
     {

@@ -45,6 +45,7 @@ from .lexicon import (
     PLAN_VERBS,
     POINTER_WORDS,
     RELATIONSHIP_STATUSES,
+    STUDY_ROLES,
     alternatives,
 )
 from .timeparse import TimeMatch, find_time
@@ -544,13 +545,19 @@ def _work(*, job_checked: bool = False) -> Rule:
         if job_checked and not (job and _looks_like_job(job)):
             return []  # no job, and so no employer either
         employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
+        # A student's "at" names where they study, not an employer: "a student at UCL" does not work there.
+        place = ("school", "{who} studies at {value}.") if _studies(job) else ("employer", "")
         return [
-            _Fact(attribute, value, _changed(match))
-            for attribute, value in (("job", job), ("employer", employer))
+            _Fact(attribute, value, _changed(match), template=template)
+            for attribute, value, template in (("job", job, ""), (place[0], employer, place[1]))
             if value
         ]
 
     return rule
+
+
+def _studies(job: str) -> bool:
+    return bool(job) and job.split()[-1] in STUDY_ROLES
 
 
 def _looks_like_job(job: str) -> bool:
@@ -676,6 +683,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"{_SIGNED} here\b(?:\W*$|,)", _signed_name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
     (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
+    # "it was my 30th birthday yesterday": an age said by its birthday, not one still to come
+    (r"(?:(?:it|today|yesterday|sunday|saturday)? ?(?:was|is) |(?:I )?(?:just )?had )?my (?P<value>\d{1,3})"
+     r"(?:st|nd|rd|th) (?:birthday|bday)\b(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)",
+     _age),
     # "finally 18!!", "officially 30 today": an age said as news
     (r"(?:I am )?(?P<changed>finally|officially) (?P<value>\d{1,3})(?: years old)?(?: today| this week)?\W*$", _age),
     (rf"I am (?P<value>{alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
@@ -706,7 +717,11 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
         rf"(?:I|we) (?:live|am living|are living|have lived|have been living|reside|am based|are based) in {_VALUE}",
         _city,
     ),
-    (rf"(?:I|we) (?:have )?(?P<changed>moved|relocated) (?:back )?to {_VALUE}", _city),
+    (rf"(?:I|we)(?: have|'ve)? (?P<changed>moved|relocated) (?:back )?to {_VALUE}", _city),
+    # a new home is a move: "we bought a house in Walthamstow" (not "a holiday home in Spain")
+    (r"(?:I|we)(?: have|'ve)? (?P<changed>bought|got|closed on|moved into|are renting|am renting|rented) (?:a|an|our|my)"
+     r"(?: (?!holiday|summer|second|vacation|beach|investment|rental)\w+)? (?:house|home|flat|apartment|place|condo"
+     rf"|bungalow|cottage|townhouse|terrace) in {_VALUE}", _city),
     (rf"I am (?:originally )?from {_VALUE}", _hometown),
     (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
     (rf"(?:I (?:am )?(?:planning|plan|intend|intending|hoping|hope) (?:to|on)|my plan is to) {_VALUE}", _plan()),
