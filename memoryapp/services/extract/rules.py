@@ -719,8 +719,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     ),
     (rf"(?:I|we)(?: have|'ve)? (?P<changed>moved|relocated) (?:back )?to {_VALUE}", _city),
     # a new home is a move: "we bought a house in Walthamstow" (not "a holiday home in Spain")
-    (r"(?:I|we)(?: have|'ve)? (?P<changed>bought|got|closed on|moved into|are renting|am renting|rented) (?:a|an|our|my)"
-     r"(?: (?!holiday|summer|second|vacation|beach|investment|rental)\w+)? (?:house|home|flat|apartment|place|condo"
+    (r"(?:I|we)(?: have|'ve)? (?P<changed>bought|got|closed on|moved into|are renting|am renting|rented)"
+     r" (?:a|an|our|my)(?: (?!holiday|summer|second|vacation|beach|investment|rental)\w+)?"
+     r" (?:house|home|flat|apartment|place|condo"
      rf"|bungalow|cottage|townhouse|terrace) in {_VALUE}", _city),
     (rf"I am (?:originally )?from {_VALUE}", _hometown),
     (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
