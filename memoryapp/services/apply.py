@@ -556,63 +556,61 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
 
 # Life states that end in a later one, whatever words the change is said in and however unlike the two
 # memories are (a baby's name and weight against "30 weeks pregnant"): (earlier state, later state), each a
-# pattern over memory texts, and of which of the user's people the later state may be said to end the user's
-# own (`said_of`, a pattern over the relation: someone moving in ends the user's living alone; the user's son
-# being born ends the pregnancy of the user and their partner, a cousin's baby only the cousin's). World
-# knowledge, not one way of saying it: a change word is not needed.
+# pattern over memory texts; of which of the user's people the later state may be said to end the user's own
+# (`said_of`, a pattern over the relation: someone moving in ends the user's living alone, a cousin's baby only
+# the cousin's pregnancy); and whether it ends their partner's too (`partners`: "our son was born" ends "my wife
+# is pregnant"). World knowledge, not one way of saying it: a change word is not needed.
 _ANYONE_OF_THEIRS = re.compile(r".+")
 _PARTNERS = ("wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fiance", "fiancé", "fiancee",
              "fiancée")
 _PARTNER = f"(?:{'|'.join(_PARTNERS)})"
 _THEIR_CHILD_OR_PARTNER = re.compile(rf"(?:(?:new(?:born)? |baby |little )?(?:son|daughter|baby|child|kid|boy|girl"
                                      rf"|twins|little one)s?|{_PARTNER})")
-LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_of)
-                     for earlier, later, said_of in (
+LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_of, partners)
+                     for earlier, later, said_of, partners in (
     # a pregnancy ends in a birth
     (r"\b(?:pregnant|expecting (?:a |our |my |their |the )?(?:baby|first|second|third|twins|little one))\b",
      r"\b(?:born|arrived|gave birth|birth of|had (?:the|our|my|her|their|a) (?:baby|little)|welcomed (?:a|our|their)"
-     r"|newborn)\b", _THEIR_CHILD_OR_PARTNER),
+     r"|newborn)\b", _THEIR_CHILD_OR_PARTNER, True),
     # trying for a child, in a pregnancy
     (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
-     r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER)),
+     r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER), False),
     # studies, in a graduation (or in leaving them)
     (r"\b(?:(?:a|an) (?:\w+ )?(?:student|undergrad\w*|postgrad\w*)|stud(?:ies|ying) (?:at|for|in)\b"
      r"|in (?:their|his|her) (?:first|second|third|final|last|\w+th) year)",
      r"\b(?:graduated|graduating|dropped out|finished (?:their|his|her|the) (?:degree|studies|course|phd|masters))\b",
-     None),
+     None, False),
     # an illness, an injury or its treatment, in a recovery
     (r"\b(?:chemo\w*|cancer|treatment|broken|broke (?:my|their|his|her)|fractured?"
      r"|in (?:a|the) (?:cast|plaster|sling|boot)|long covid|covid|pneumonia|shingles|slipped disc|mono|injur(?:y|ed)"
      r"|recovering|sick with|infection)\b",
      r"\b(?:recovered|remission|all clear|(?:scan|test|results?) (?:was|were|is|are|came back) clear|healed|cured"
      r"|cancer[- ]free|(?:cast|plaster|boot|sling) (?:is|was|came|comes) off|done with (?:treatment|chemo)"
-     r"|rang the bell)\b", None),
+     r"|rang the bell)\b", None, False),
     # working from home, then in the office; in the office, then from home
     (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
-     r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None),
+     r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None, False),
     (r"\b(?:(?:in|into|to|at) the office|office (?:\w+ )?days?|commut\w*)\b",
-     r"\b(?:(?:fully )?remote(?:ly)?|from home|wfh|hybrid)\b", None),
+     r"\b(?:(?:fully )?remote(?:ly)?|from home|wfh|hybrid)\b", None, False),
     # living alone, then with someone
     (r"\b(?:lives? alone|living alone|lives? on (?:their|his|her) own|lives? by (?:them|him|her)sel(?:f|ves))\b",
      r"\b(?:moved in|moving in|living with|lives with|live with|staying with|roommate|flatmate|housemate)\b",
-     _ANYONE_OF_THEIRS),
+     _ANYONE_OF_THEIRS, False),
 ))
 
 
-def _whose_state_ends(subject: str, attribute: str, said_of: re.Pattern | None) -> set[str]:
-    """The subjects whose earlier state a later one said of `subject` ends: its own, and when it is one of the
-    user's people `said_of` names, the user's too; a child born ends the pregnancy of the user and of their
-    partner, said of the child ("our son was born") or as the user's news about their children ("our twins
+def _whose_state_ends(subject: str, attribute: str, said_of: re.Pattern | None, partners: bool) -> set[str]:
+    """The subjects whose earlier state a later one said of `subject` ends: its own; when `subject` is one of
+    the user's people `said_of` names, the user's too; and with `partners`, the user's partner's, whether said
+    of one of those people ("our son was born") or as the user's own news about their children ("our twins
     arrived", never "Maria was born in Lagos")."""
     owner, _, relation = subject.partition("'s ")
-    partners = {f"{owner}'s {partner}" for partner in _PARTNERS}
-    if said_of is _THEIR_CHILD_OR_PARTNER and not relation and attribute in ("children", "pregnancy"):
-        return {subject, *partners}
-    if not relation or said_of is None or not said_of.fullmatch(relation):
+    theirs = {f"{owner}'s {partner}" for partner in _PARTNERS} if partners else set()
+    if not relation:
+        return {subject, *theirs} if attribute in ("children", "pregnancy") else {subject}
+    if said_of is None or not said_of.fullmatch(relation):
         return {subject}
-    if said_of is _THEIR_CHILD_OR_PARTNER:
-        return {subject, owner, *partners}
-    return {subject, owner}
+    return {subject, owner, *theirs}
 
 
 def _held_when_said(draft: MemoryDraft, said_at: datetime, new_id: UUID) -> QuerySet:
@@ -631,8 +629,8 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
     earlier one: "Baby Aiko arrived on Tuesday." ends "The user is 30 weeks pregnant.", "mum's in remission"
     ends "Mum's having chemo". A memory that already says the later state is left alone. Only the user's own
     words get here."""
-    states = [(earlier, later, _whose_state_ends(draft.subject, draft.attribute, said_of))
-              for earlier, later, said_of in LATER_STATES if later.search(draft.text)]
+    states = [(earlier, later, _whose_state_ends(draft.subject, draft.attribute, said_of, partners))
+              for earlier, later, said_of, partners in LATER_STATES if later.search(draft.text)]
     if draft.user is None or not states:
         return
     subjects = set().union(*(whose for *_, whose in states))

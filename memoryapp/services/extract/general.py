@@ -374,18 +374,21 @@ def third_person(piece: str, who: str) -> str:
     # "My partner and I are trying", "me and my bf split": the user and theirs, the verb plural as said
     text = _WE_TWO.sub(lambda m: _the_two_of_them(m, who), text, count=1)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
-    understood = _understood_speaker(text, who)
-    lowered = text[:1].lower() + text[1:]
-    if understood in ("is", "was"):
-        text = f"{who} {understood} {lowered}"  # "born in Lagos" -> "Maria was born in Lagos"
-    elif understood == "verb":
+    first = text.split(" ", 1)[0].lower()
+    # "Got my first car", "transferred to ICU": no subject, the speaker's understood
+    # ...in its first clause: "Did a Pass Plus course and I'm grand now", "Started yoga when I was pregnant"
+    first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
+    unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I)
+    if unsaid and (copula := _state_first(text)):
+        text = f"{who} {copula} {text[:1].lower()}{text[1:]}"  # "born in Lagos" -> "Maria was born in Lagos"
+    elif unsaid and (_a_verb_first(text) or _a_present_verb_first(text)):
         # "never drink coffee" -> "Maria never drinks coffee": the verb after any adverbs agrees with the name
-        text = f"{who} {_verb_agreeing(lowered)}"
-    elif understood == "has":
-        text = f"{who} has {lowered}"  # "no pets, my husband's allergic" -> "Maria has no pets"
-    elif understood == "doing":
+        text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
+    elif unsaid and _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
+        text = f"{who} has {text[:1].lower()}{text[1:]}"  # "no pets, my husband's allergic" -> "Maria has no pets"
+    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
         # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
-        text = f"{who} is {lowered}"
+        text = f"{who} is {text[:1].lower()}{text[1:]}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
@@ -409,28 +412,6 @@ def third_person(piece: str, who: str) -> str:
     if not starts_with_speaker and text[:1].islower() and not _named_before(who, text, len(text)):
         text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
-
-
-def _understood_speaker(text: str, who: str) -> str | None:
-    """How a statement that leaves its "I" out goes on from it ("Got my first car", "transferred to ICU",
-    "allergic to penicillin", "no pets", "Doing my masters"): "is" or "was" (a state), "verb" (a verb first),
-    "has" (none of a kind), "doing" (a gerund first), or None when the piece says its subject or has none
-    understood. Only its first clause counts: "Did a Pass Plus course and I'm grand now"."""
-    if re.match(r"(?:i|we|my|our)\b", text, re.I):
-        return None
-    first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
-    if re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I):
-        return None
-    first = text.split(" ", 1)[0].lower()
-    if copula := _state_first(text):
-        return copula
-    if _a_verb_first(text) or _a_present_verb_first(text):
-        return "verb"
-    if _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
-        return "has"
-    if first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
-        return "doing"
-    return None
 
 
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")

@@ -546,10 +546,10 @@ def _work(*, job_checked: bool = False) -> Rule:
             return []  # no job, and so no employer either
         employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
         # A student's "at" names where they study, not an employer: "a student at UCL" does not work there.
-        place = ("school", "{who} studies at {value}.") if _studies(job) else ("employer", "")
+        place, template = ("school", "{who} studies at {value}.") if _studies(job) else ("employer", "")
         return [
-            _Fact(attribute, value, _changed(match), template=template)
-            for attribute, value, template in (("job", job, ""), (place[0], employer, place[1]))
+            _Fact(attribute, value, _changed(match), template=shape)
+            for attribute, value, shape in (("job", job, ""), (place, employer, template))
             if value
         ]
 
