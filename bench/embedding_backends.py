@@ -91,7 +91,7 @@ def main() -> None:
 
     settings.EMBEDDING_BACKEND = "onnx"
     onnx = embeddings._load_onnx()
-    measure("onnxruntime float32", lambda t: onnx.encode(t, batch), texts, reference)
+    measure("onnxruntime float32", lambda t: onnx.encode(t, batch, settings.EMBEDDING_BATCH_TOKENS), texts, reference)
     if args.int8:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -107,7 +107,8 @@ def main() -> None:
                 op_types_to_quantize=["MatMul"],
             )
             int8 = embeddings.OnnxEncoder(quantized, layout, settings.EMBEDDING_THREADS)
-            measure("onnxruntime int8", lambda t: int8.encode(t, batch), texts, reference)
+            tokens = settings.EMBEDDING_BATCH_TOKENS
+            measure("onnxruntime int8", lambda t: int8.encode(t, batch, tokens), texts, reference)
 
 
 if __name__ == "__main__":
