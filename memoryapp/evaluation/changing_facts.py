@@ -30,6 +30,7 @@ import numpy as np
 
 from memoryapp import embeddings
 from memoryapp.evaluation import write_corpus
+from memoryapp.evaluation.write_accuracy import holds_old_value
 from memoryapp.evaluation.write_corpus import ChangePair
 from memoryapp.selectors.ranking import Scored, Weights, recency, score
 
@@ -133,8 +134,13 @@ def generate(seed: int, corpus: Source | None = None) -> Conversation:
 
 
 def outcome(context: str, fact: Fact) -> str:
-    current = write_corpus.mentions(context, fact.current)
-    outdated = fact.changed and write_corpus.mentions(context, fact.first)
+    """What a context (one item a line) tells of the fact. A line that names the old value holds it only as
+    write accuracy reads a memory (write_accuracy.holds_old_value): one that names the new value too tells
+    the change ("The user switched to MTN, Vodacom was too dear."), and so does one saying the old value is
+    over ("Kwame passed away two weeks ago." for "Is Kwame still alive?")."""
+    lines = context.split("\n")
+    current = any(write_corpus.mentions(line, fact.current) for line in lines)
+    outdated = fact.changed and holds_old_value(lines, fact.pair)
     if current and outdated:
         return "both"
     if current:

@@ -20,7 +20,7 @@ Definitions:
   *new value current* when a current memory mentions after.must, *old value still current* when
   a current memory mentions before.must and not after.must (one that mentions both tells the change:
   "The user moved to Seville, Madrid was too expensive."), nor says it is over in words `before` did not
-  use ("The user is no longer vegetarian.": _holds_old_value; since 2026-12-01); *recognised* when
+  use ("The user is no longer vegetarian.": holds_old_value; since 2026-12-01); *recognised* when
   the new value is current and the old is not (closed: superseded, invalidated or its validity
   ended). Also *new value written*: an active memory mentions after.must, current or not.
   change recognition = recognised / pairs.
@@ -174,7 +174,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
                 examples["collateral"].append({"id": pair.id, "after": pair.after,
                                                "closed": [" ".join(f.must) for f in closed]})
             new_current = _mentioned(current, pair.after_must)
-            old_current = _holds_old_value(current, pair)
+            old_current = holds_old_value(current, pair)
             counts = ways.setdefault(pair.way, Counter())
             counts["pairs"] += 1
             counts["new_written"] += _mentioned(active, pair.after_must)
@@ -205,7 +205,7 @@ def _mentioned(texts: list[str], must) -> bool:
     return any(write_corpus.mentions(t, must) for t in texts)
 
 
-def _holds_old_value(texts: list[str], pair) -> bool:
+def holds_old_value(texts: list[str], pair) -> bool:
     """A memory that names the old value and not the new one, unless it says the old value is over in words
     the first statement did not use. One that names both tells the change ("The user moved to Seville,
     Madrid was too expensive."); so does one that says it ended ("The user is no longer vegetarian.",

@@ -44,8 +44,11 @@ def test_outcomes_tell_current_outdated_both_and_neither(changing):
     fact = next(f for f in changing_facts.generate(0, changing_facts.source("dev", changing)).facts if f.changed)
     now, before = " ".join(fact.current), " ".join(fact.first)
     assert changing_facts.outcome(f"The user: {now.upper()}.", fact) == "current_only", "any case, whole words"
-    assert changing_facts.outcome(f"{before} then {now}", fact) == "both"
+    assert changing_facts.outcome(f"{before}\n{now}", fact) == "both", "the old value on a line of its own"
     assert changing_facts.outcome(before, fact) == "outdated_only"
+    # One item naming both tells the change, as write accuracy reads a memory; so does one saying the old is over.
+    assert changing_facts.outcome(f"switched to {now}, {before} was too dear", fact) == "current_only"
+    assert changing_facts.outcome(f"no longer {before}", fact) == "neither"
     assert changing_facts.outcome(f"small talk x{now}x", fact) == "neither", "part of a word is not a mention"
 
 

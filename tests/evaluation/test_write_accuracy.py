@@ -115,8 +115,8 @@ def test_a_memory_that_names_both_values_tells_the_change_and_does_not_hold_the_
     pair = write_corpus.ChangePair(id="t-c9", family="pets", way="died", before="Our dog is Rex.", before_must=("Rex",),
                                    after="Rex died, we adopted Bonnie.", after_must=("Bonnie",), question="Dog?",
                                    split="dev")
-    assert not write_accuracy._holds_old_value(["Rex died, the user's household adopted Bonnie."], pair)
-    assert write_accuracy._holds_old_value(["The user's dog is Rex.", "The user adopted Bonnie."], pair)
+    assert not write_accuracy.holds_old_value(["Rex died, the user's household adopted Bonnie."], pair)
+    assert write_accuracy.holds_old_value(["The user's dog is Rex.", "The user adopted Bonnie."], pair)
 
 
 def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_old_value_said_so_too():
@@ -126,16 +126,16 @@ def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_ol
                                        question="Diet?", split="dev")
 
     veggie = pair("I'm vegetarian.", "vegetarian", "Not vegetarian anymore, I eat chicken now.", "chicken")
-    assert not write_accuracy._holds_old_value(["The user is no longer vegetarian.", "The user eats chicken."], veggie)
-    assert write_accuracy._holds_old_value(["The user is vegetarian.", "The user eats chicken."], veggie)
+    assert not write_accuracy.holds_old_value(["The user is no longer vegetarian.", "The user eats chicken."], veggie)
+    assert write_accuracy.holds_old_value(["The user is vegetarian.", "The user eats chicken."], veggie)
     # The first statement was itself a negative: the same negative still holds the old value.
     no_meat = pair("I don't eat meat.", "meat", "I eat fish again, pescatarian now.", "pescatarian")
-    assert write_accuracy._holds_old_value(["The user doesn't eat meat."], no_meat)
+    assert write_accuracy.holds_old_value(["The user doesn't eat meat."], no_meat)
     # "passed" of a death, a pet rehomed: over too ("passed" of a test is not)
     cat = pair("Our cat is Tigger.", "Tigger", "Tigger passed in May, we got a puppy.", "puppy")
-    assert not write_accuracy._holds_old_value(["Tigger passed in May.", "The user got a puppy."], cat)
-    assert not write_accuracy._holds_old_value(["The user had to rehome Tigger."], cat)
-    assert write_accuracy._holds_old_value(["Tigger passed the vet check."], cat)
+    assert not write_accuracy.holds_old_value(["Tigger passed in May.", "The user got a puppy."], cat)
+    assert not write_accuracy.holds_old_value(["The user had to rehome Tigger."], cat)
+    assert write_accuracy.holds_old_value(["Tigger passed the vet check."], cat)
 
 
 def test_the_corpus_and_the_training_items_are_sound():
