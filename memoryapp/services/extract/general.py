@@ -607,6 +607,7 @@ def complete(
                         kept.remove(candidate)
         added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who, heard=changes[index])
     kept, added = _rules_worded_in_full(kept, added)
+    kept, added = _changes_told_once(kept, added, episodes)
     ends = {index: ended(episode.content) for index, episode, _ in work}
     found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
                     for c in kept + added), key=lambda c: c.episode_index)
@@ -721,6 +722,55 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
     dropped = {id(candidate) for candidate in worded.values()}
     return ([replace(rule, text=worded[i].text) if i in worded else rule for i, rule in enumerate(rules)],
             [candidate for candidate in general if id(candidate) not in dropped])
+
+
+def _changes_told_once(rules: list[Candidate], general: list[Candidate],
+                       episodes: list[EpisodeInput]) -> tuple[list[Candidate], list[Candidate]]:
+    """One memory for one change: where a message says a change in a slot ("I'm at Flutterwave now", "training
+    as an electrician these days") and, in another piece, a change of the same person kept in no slot ("left
+    GTBank finally", "Switched careers"), the slotted candidate tells both, in the order they were said, and the
+    other goes. Alone, the piece without the news outranked it for questions about what holds now."""
+    told: dict[int, list[Candidate]] = {}  # the slotted candidate's id -> the pieces it now tells
+    dropped: set[int] = set()
+    everything = rules + general
+    for index in {candidate.episode_index for candidate in everything}:
+        own = [c for c in everything if c.episode_index == index and c.kind == "semantic" and c.relation == "change"]
+        for rest in (c for c in own if not c.attribute):
+            news = [c for c in own if c.attribute and c.subject == rest.subject]
+            if len(news) == 1:
+                told.setdefault(id(news[0]), [news[0]]).append(rest)
+                dropped.add(id(rest))
+    if not told:
+        return rules, general
+
+    def telling(candidate: Candidate) -> Candidate:
+        parts = told.get(id(candidate))
+        if not parts:
+            return candidate
+        content = episodes[candidate.episode_index].content
+        parts = sorted(parts, key=lambda part: _first_said(part.text, content.lower()))
+        texts = [part.text.rstrip(".!?") for part in parts]
+        joined = "; ".join([texts[0], *(_as_typed(text, content) for text in texts[1:])])
+        return replace(candidate, text=f"{joined}.")
+
+    return ([telling(c) for c in rules if id(c) not in dropped], [telling(c) for c in general if id(c) not in dropped])
+
+
+def _first_said(text: str, content: str) -> int:
+    """Where the message first says one of the text's longer words (those the text added, such as the user's
+    name, are not in it)."""
+    at = [content.find(word.lower()) for word in re.findall(r"[\w'-]{4,}", text)]
+    return min((i for i in at if i >= 0), default=len(content))
+
+
+def _as_typed(text: str, content: str) -> str:
+    """A text's first word inside a sentence, in the case the user typed it: "the user", "now the user shares",
+    but "Maya is 4"."""
+    first = text.split(" ", 1)[0]
+    lowered = first.lower()
+    if first == "The" or re.search(rf"\b{re.escape(lowered)}\b", content):
+        return lowered + text[len(first):]
+    return text
 
 
 def _protected(candidate: Candidate) -> bool:
