@@ -177,7 +177,7 @@ class SearchIn(StrictSerializer):
         help_text="The least `score` a result may have; nothing above it: abstained. Same scale as `score`: the "
                   "relevance, a cosine (-1..1) between the question and the memory, both with the user's names "
                   "replaced by 'you', plus at most 0.03 of recency and importance at the default weights. Default "
-                  "SEARCH_MIN_RELEVANCE (0.28).",
+                  "SEARCH_MIN_RELEVANCE (0.32).",
     )
     mmr_lambda = serializers.FloatField(
         min_value=0, max_value=1, required=False,

@@ -9,16 +9,10 @@ def addressed_vectors(apps, schema_editor):
     """Every memory's search vector, from its text addressed to its user (selectors.questions.search_vectors;
     the names as selectors.names finds them, every name the user stated included). ~400 memories a second."""
     from memoryapp import embeddings
-    from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name
+    from memoryapp.services.extract.grammar import addressed
 
-    memory_model, user_model = apps.get_model("memoryapp", "Memory"), apps.get_model("memoryapp", "User")
-    names = {None: (THE_USER,)}
-    for user in user_model.objects.only("id", "first_name", "external_id").iterator():
-        stated = memory_model.objects.filter(
-            user=user, attribute="name", subject__iexact=user.external_id, provenance__in=["user_stated", "user_corrected"]
-        ).values_list("value", flat=True)
-        found = [*stated, user.first_name.strip(), readable_name(user.external_id), THE_USER]
-        names[user.id] = tuple(dict.fromkeys(name for name in found if name))
+    memory_model = apps.get_model("memoryapp", "Memory")
+    names = user_names(apps)
     rows = memory_model.objects.order_by("id").values_list("id", "user_id", "text")
     pending = []
     for row in rows.iterator(chunk_size=BATCH):
@@ -28,6 +22,21 @@ def addressed_vectors(apps, schema_editor):
             pending = []
     if pending:
         _store(memory_model, pending, names, embeddings.encode, addressed)
+
+
+def user_names(apps) -> dict:
+    """Each user's names as selectors.questions.subject_names finds them (None: no user, "the user")."""
+    from memoryapp.services.extract.grammar import THE_USER, readable_name
+
+    memory_model, user_model = apps.get_model("memoryapp", "Memory"), apps.get_model("memoryapp", "User")
+    names = {None: (THE_USER,)}
+    for user in user_model.objects.only("id", "first_name", "external_id").iterator():
+        stated = memory_model.objects.filter(
+            user=user, attribute="name", subject__iexact=user.external_id, provenance__in=["user_stated", "user_corrected"]
+        ).values_list("value", flat=True)
+        found = [*stated, user.first_name.strip(), readable_name(user.external_id), THE_USER]
+        names[user.id] = tuple(dict.fromkeys(name for name in found if name))
+    return names
 
 
 def _store(memory_model, rows, names, encode, addressed):

@@ -2,8 +2,12 @@
 in the third person ("Sam lives in Lisbon.", "The user lives in Lisbon."), and naming a user every one
 of their memories names.
 
-- Memories are searched by their texts addressed to the user (`search_vectors`, kept in
-  Memory.search_embedding): "You lives in Lisbon.". A question is put the same way: its first person
+- Memories are searched by their texts addressed to the user, after the name of the slot they fill
+  (`search_text`; the vector kept in Memory.search_embedding): "city: You lives in Lisbon.". The slot says
+  what the memory answers in the words questions use ("devices: You does all your bookkeeping on an old
+  Dell laptop" for "What computer do I use?"): on the dev question set, nearest memory alone, recall@1
+  0.873 -> 0.900, and at 5% wrong abstention correct abstention 0.635 -> 0.767. A question is put the same
+  way as the text: its first person
   becomes the user's name (`third_person`), then every name of the user becomes "you"
   (grammar.addressed). "where do I live?", "Where does Sam live?" and "Where does the user live?" are
   then one question, and the name carries no relevance: "When is Sam's dentist appointment?" is as
@@ -66,15 +70,23 @@ def subject_names(user: User | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def search_vectors(memories: Sequence[tuple[str, tuple[str, ...]]]) -> np.ndarray:
-    """The vectors memories are searched by (Memory.search_embedding), in one batch: each text addressed to
-    its user (grammar.addressed), as questions are. `memories`: (text, subject_names of its user) pairs."""
-    return embeddings.encode([addressed(text, names) for text, names in memories])
+def search_text(text: str, attribute: str, names: tuple[str, ...]) -> str:
+    """What a memory is searched by: the name of its slot, if it fills one, then its text addressed to its user
+    (grammar.addressed), as questions are. "The user lives in Leith." in the slot city: "city: You lives in
+    Leith."."""
+    label = attribute.replace("_", " ").strip()
+    return f"{label}: {addressed(text, names)}" if label else addressed(text, names)
 
 
-def search_vector(text: str, user: User | None) -> np.ndarray:
-    """The search vector of one memory text of `user`'s (search_vectors)."""
-    return search_vectors([(text, subject_names(user))])[0]
+def search_vectors(memories: Sequence[tuple[str, str, tuple[str, ...]]]) -> np.ndarray:
+    """The vectors memories are searched by (Memory.search_embedding), in one batch. `memories`: (text,
+    attribute, subject_names of its user) triples."""
+    return embeddings.encode([search_text(text, attribute, names) for text, attribute, names in memories])
+
+
+def search_vector(text: str, attribute: str, user: User | None) -> np.ndarray:
+    """The search vector of one memory of `user`'s (search_vectors)."""
+    return search_vectors([(text, attribute, subject_names(user))])[0]
 
 
 def name_words(names: tuple[str, ...]) -> set[str]:

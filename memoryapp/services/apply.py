@@ -98,14 +98,14 @@ def writes_batched():
 
 def _search_vectors_store(memory_ids: list[UUID]) -> None:
     """Memory.search_embedding of these memories, from their texts as they are now."""
-    rows = list(Memory.objects.filter(pk__in=memory_ids).select_related("user").only("id", "text", "user"))
+    rows = list(Memory.objects.filter(pk__in=memory_ids).select_related("user").only("id", "text", "attribute", "user"))
     if not rows:
         return
     names = {}
     for memory in rows:
         if memory.user_id not in names:
             names[memory.user_id] = subject_names(memory.user)
-    vectors = search_vectors([(memory.text, names[memory.user_id]) for memory in rows])
+    vectors = search_vectors([(memory.text, memory.attribute, names[memory.user_id]) for memory in rows])
     for memory, vector in zip(rows, vectors, strict=True):
         memory.search_embedding = vector
     Memory.objects.bulk_update(rows, ["search_embedding"])
@@ -221,7 +221,7 @@ def _search_vector(draft: MemoryDraft) -> np.ndarray:
         return draft.search_embedding
     if getattr(_queued, "searchable", None) is not None:
         return draft.embedding
-    return search_vector(draft.text, draft.user)
+    return search_vector(draft.text, draft.attribute, draft.user)
 
 
 def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
@@ -242,7 +242,7 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.text, memory.value = complemented(memory.text, memory.value, draft.text, draft.subject, draft.value)
     memory.importance = max(memory.importance, draft.importance)
     memory.embedding = embeddings.encode_one(memory.text)
-    memory.search_embedding = search_vector(memory.text, memory.user)
+    memory.search_embedding = search_vector(memory.text, memory.attribute, memory.user)
     memory.save(update_fields=["value", "text", "importance", "embedding", "search_embedding"])
     _sources_add(memory, draft.sources)
     event_record(

@@ -203,9 +203,11 @@ def test_memories_and_questions_are_addressed_to_the_user_whatever_names_them():
 def unnamed(acme):
     """A user whose id is an opaque token: their memories call them "the user"."""
     user = make_user(acme, "usr_7f3a9c21")
-    for text in ("The user lives in Reading.", "The user goes by Bubbles.", "The user works weekends at a pub.",
-                 "The user has been dating Marco for two years.", "The user's cat is called Gordon."):
-        make_memory(user, text)
+    for text, slot in (("The user lives in Reading.", "city"), ("The user goes by Bubbles.", "nickname"),
+                       ("The user works weekends at a pub.", "job"),
+                       ("The user has been dating Marco for two years.", "partner"),
+                       ("The user's cat is called Gordon.", "pet")):
+        make_memory(user, text, attribute=slot)  # the slots the write path fills for them
     return user
 
 
@@ -228,3 +230,16 @@ def test_memories_of_an_unnamed_user_answer_questions_in_any_person(unnamed, que
 def test_a_question_about_everything_known_of_the_user_is_never_abstained_from(dana, query):
     result = ask(dana, query, k=3)
     assert len(result.hits) == 3 and all(text in DANA for text in texts(result))
+
+
+def test_a_memory_is_found_by_what_its_slot_answers(acme):
+    """Memories are searched after the name of the slot they fill: "what laptop do I use?" finds a ThinkPad the
+    user writes on, which its words alone put under the floor, and still abstains for a user with none."""
+    noa = make_user(acme, "noa")
+    make_memory(noa, "Noa writes everything on a battered ThinkPad.", attribute="devices")
+    make_memory(noa, "Noa is allergic to kiwi.", attribute="allergy")
+    assert texts(ask(noa, "what laptop do I use?"))[:1] == ["Noa writes everything on a battered ThinkPad."]
+    ira = make_user(acme, "ira")
+    make_memory(ira, "Ira is allergic to kiwi.", attribute="allergy")
+    make_memory(ira, "Ira plays five-a-side on Thursdays.", attribute="sports")
+    assert ask(ira, "what laptop do I use?").abstained

@@ -172,7 +172,7 @@ def test_memories_are_searched_addressed_to_the_user_whichever_name_they_were_wr
     city = tell(user, "I live in Madrid.", "2025-03-01", "city")
     tell(user, "My name is Ana.", "2025-03-02", "name")
     job = tell(user, "I work as a nurse.", "2025-03-03", "job")
-    for memory, searched_as in ((city, "You lives in Madrid."), (job, "You is a nurse.")):
+    for memory, searched_as in ((city, "city: You lives in Madrid."), (job, "job: You is a nurse.")):
         stored = np.asarray(memory.search_embedding, dtype=np.float32)
         assert float(stored @ embeddings.encode_one(searched_as)) > 0.99, memory.text
     principal = Principal.for_user(user)
