@@ -14,14 +14,19 @@ def addressed_vectors(apps, schema_editor):
     memory_model = apps.get_model("memoryapp", "Memory")
     names = user_names(apps)
     rows = memory_model.objects.order_by("id").values_list("id", "user_id", "text")
+    in_batches(rows, lambda batch: _store(memory_model, batch, names, embeddings.encode, addressed))
+
+
+def in_batches(rows, store) -> None:
+    """store(batch) for each BATCH rows of the query, read as a stream."""
     pending = []
     for row in rows.iterator(chunk_size=BATCH):
         pending.append(row)
         if len(pending) == BATCH:
-            _store(memory_model, pending, names, embeddings.encode, addressed)
+            store(pending)
             pending = []
     if pending:
-        _store(memory_model, pending, names, embeddings.encode, addressed)
+        store(pending)
 
 
 def user_names(apps) -> dict:

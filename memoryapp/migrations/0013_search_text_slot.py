@@ -2,8 +2,6 @@ from importlib import import_module
 
 from django.db import migrations
 
-BATCH = 256
-
 
 def labelled_vectors(apps, schema_editor):
     """The search vector of every memory that fills a slot, from the slot's name and its text addressed to its
@@ -11,24 +9,18 @@ def labelled_vectors(apps, schema_editor):
     from memoryapp import embeddings
     from memoryapp.services.extract.grammar import addressed
 
+    earlier = import_module("memoryapp.migrations.0012_memory_search_embedding")
     memory_model = apps.get_model("memoryapp", "Memory")
-    names = import_module("memoryapp.migrations.0012_memory_search_embedding").user_names(apps)
+    names = earlier.user_names(apps)
+
+    def store(rows):
+        texts = [f"{attribute.replace('_', ' ').strip()}: {addressed(text, names[user_id])}"
+                 for _, user_id, attribute, text in rows]
+        for (pk, *_), vector in zip(rows, embeddings.encode(texts), strict=True):
+            memory_model.objects.filter(pk=pk).update(search_embedding=vector)
+
     rows = memory_model.objects.exclude(attribute="").order_by("id").values_list("id", "user_id", "attribute", "text")
-    pending = []
-    for row in rows.iterator(chunk_size=BATCH):
-        pending.append(row)
-        if len(pending) == BATCH:
-            _store(memory_model, pending, names, embeddings.encode, addressed)
-            pending = []
-    if pending:
-        _store(memory_model, pending, names, embeddings.encode, addressed)
-
-
-def _store(memory_model, rows, names, encode, addressed):
-    texts = [f"{attribute.replace('_', ' ').strip()}: {addressed(text, names[user_id])}"
-             for _, user_id, attribute, text in rows]
-    for (pk, *_), vector in zip(rows, encode(texts), strict=True):
-        memory_model.objects.filter(pk=pk).update(search_embedding=vector)
+    earlier.in_batches(rows, store)
 
 
 class Migration(migrations.Migration):

@@ -18,6 +18,7 @@ from django.db.models import Count, QuerySet
 
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, User
+from memoryapp.selectors.questions import search_vector
 from memoryapp.selectors.search import dense_ranking
 from memoryapp.services.apply import MemoryDraft, event_record, memory_add, slot_lock
 
@@ -192,7 +193,7 @@ def memories_merge(*, members: Sequence[Memory], actor: ActorRef) -> Memory | No
             user=representative.user,
             text=representative.text,
             embedding=representative.embedding,
-            search_embedding=representative.search_embedding,
+            search_embedding=_searched_as(representative, structured.attribute),
             subject=structured.subject,
             attribute=structured.attribute,
             value=structured.value,
@@ -258,9 +259,9 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
     structured = next((m for m in members if m.attribute), None)
     merged.text = representative.text
     merged.embedding = representative.embedding
-    merged.search_embedding = representative.search_embedding
     merged.subject = structured.subject if structured else ""
     merged.attribute = structured.attribute if structured else ""
+    merged.search_embedding = _searched_as(representative, merged.attribute)
     merged.value = structured.value if structured else ""
     merged.cardinality = structured.cardinality if structured else Memory.Cardinality.MULTI
     merged.importance = max(m.importance for m in members)
@@ -281,6 +282,14 @@ def merge_recompute(*, merged: Memory, actor: ActorRef) -> Memory | None:
         data={"members": [str(m.id) for m in members]},
     )
     return merged
+
+
+def _searched_as(representative: Memory, attribute: str):
+    """The merged memory's search vector: the representative's, unless the merged memory fills another slot
+    (a structured member's), whose name it is searched after (selectors.questions.search_text)."""
+    if representative.attribute == attribute:
+        return representative.search_embedding
+    return search_vector(representative.text, attribute, representative.user)
 
 
 def _untrusted(memory: Memory) -> bool:

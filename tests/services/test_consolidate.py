@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memoryapp.actors import ActorRef, Principal
 from memoryapp.models import Memory, MemoryEvent
+from memoryapp.selectors.questions import search_vector
 from memoryapp.selectors.search import SearchParams, search_memories
 from memoryapp.services import consolidate
 from memoryapp.services.consolidate import (
@@ -252,6 +253,9 @@ def test_a_merge_keeps_the_single_valued_slot_of_its_structured_member(alice):
     assert merged.text == restated.text
     assert (merged.subject, merged.attribute, merged.value, merged.cardinality) == ("alice", "city", "Porto", "single")
     assert set(merged.derived_from.all()) == {porto, restated}
+    # ...and is searched as a memory of that slot (after its name), not as the slotless text it took
+    searched_as = search_vector(merged.text, "city", alice)
+    assert float(np.asarray(merged.search_embedding, dtype=np.float32) @ searched_as) > 0.999
 
 
 @pytest.mark.django_db
