@@ -155,6 +155,10 @@ def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(sai
     ("Switched careers", "Maria switched careers."),
     ("sold gran's piano last spring", "Maria sold gran's piano last spring."),
     ("joined Samaritans as a listening volunteer", "Maria joined Samaritans as a listening volunteer."),
+    # ...and so is "got" before a participle, and an "-ed" word typed in lower case
+    ("Got made redundant in the spring", "Maria got made redundant in the spring."),
+    ("got engaged on the beach!!", "Maria got engaged on the beach."),
+    ("booked flights to Accra for August", "Maria booked flights to Accra for August."),
     # another "-ed" word first may be a name, with its own verb
     ("Jared works nights", "Jared works nights."),
     ("Ted left Siemens", "Ted left Siemens."),

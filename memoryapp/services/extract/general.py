@@ -431,11 +431,13 @@ def _a_verb_first(piece: str) -> bool:
         # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon"
         return second not in _SUBJECTS and second not in _POSSESSIVES
     # An irregular past or a change verb is never a name: its object may end in "s" ("Switched careers", "sold
-    # gran's piano"); any other "-ed" word may be one ("Jared works nights").
+    # gran's piano") and a participle may follow it ("Got promoted to manager", "got engaged"); nor is a word
+    # typed in lower case ("changed careers"). Any other "-ed" word may be one ("Jared works nights").
     verb = first in _PAST or bool(_STRONG_CHANGE.fullmatch(first))
     past = verb or (first.endswith("ed") and len(first) > 3)  # not "red wine"
-    plural_or_verb = second.endswith("s") and not verb
-    return past and not (_says_what_was_done(second) or plural_or_verb or second in _VERBS_AFTER_A_NAME)
+    plural_or_verb = second.endswith("s") and not verb and piece.lstrip()[:1].isupper()
+    return past and not ((_says_what_was_done(second) and not verb) or plural_or_verb
+                         or second in _VERBS_AFTER_A_NAME)
 
 
 def _words_without_adverbs(piece: str) -> list[str]:
