@@ -195,6 +195,11 @@ def test_job_and_employer_in_one_clause_are_two_facts():
     assert candidates[1].text == "Sam works at St. Mary's Hospital."
 
 
+@pytest.mark.parametrize("said", ["I'm an atheist.", "I'm a committed pacifist.", "I'm a lifelong socialist."])
+def test_a_conviction_that_ends_like_a_job_title_is_no_job(said):
+    assert not [c for c in extract(said) if c.attribute == "job"]
+
+
 def test_a_students_at_names_where_they_study_not_an_employer():
     candidates = extract("I'm a law student at King's College.")
     assert triples(candidates) == [("sam", "job", "law student", "state"), ("sam", "school", "King's College", "state")]
