@@ -200,6 +200,13 @@ def test_a_conviction_that_ends_like_a_job_title_is_no_job(said):
     assert not [c for c in extract(said) if c.attribute == "job"]
 
 
+def test_a_kind_of_place_said_alone_names_no_employer():
+    assert not [c for c in extract("I'm a trained first aider at work.") if c.attribute == "employer"]
+    assert not [c for c in extract("I'm a porter at the hospital.") if c.attribute == "employer"]
+    assert [c.value for c in extract("I'm a porter at the Royal Free Hospital.") if c.attribute == "employer"] == [
+        "Royal Free Hospital"]
+
+
 def test_a_students_at_names_where_they_study_not_an_employer():
     candidates = extract("I'm a law student at King's College.")
     assert triples(candidates) == [("sam", "job", "law student", "state"), ("sam", "school", "King's College", "state")]

@@ -788,7 +788,9 @@ _STOPS = re.compile(
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
 _EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to)\b.*", re.I)
 _JOB_STOPS = re.compile(r"\s+(?:at|for|in|with|and|since|who|that)\b.*", re.I)
-_NOT_A_PLACE = re.compile(r"^(?:a|an|my|our|their|his|her|this|that|it|here|there|home|myself|the moment|some)\b", re.I)
+# ...nor does a kind of place said alone ("a first aider at work", "a nurse at the hospital"): the employer is unnamed
+_NOT_A_PLACE = re.compile(r"^(?:a|an|my|our|their|his|her|this|that|it|here|there|home|myself|the moment|some"
+                          r"|(?:work|office|school|uni|college|university|hospital|church)$)\b", re.I)
 # "I've been a paramedic for twelve years": how long, not whom for.
 _DURATION = re.compile(r"(?:(?:about|almost|nearly|over|around|like|the (?:last|past))\s+)?"
                        r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
