@@ -207,6 +207,12 @@ def test_a_kind_of_place_said_alone_names_no_employer():
         "Royal Free Hospital"]
 
 
+@pytest.mark.parametrize("said", ["I'm a porter at the Hilton four nights a week.", "I work at Lidl part-time.",
+                                  "I'm a barista at Greggs every Saturday."])
+def test_how_often_is_no_part_of_the_employer(said):
+    assert [c.value for c in extract(said) if c.attribute == "employer"] in (["Hilton"], ["Lidl"], ["Greggs"])
+
+
 def test_a_students_at_names_where_they_study_not_an_employer():
     candidates = extract("I'm a law student at King's College.")
     assert triples(candidates) == [("sam", "job", "law student", "state"), ("sam", "school", "King's College", "state")]

@@ -786,7 +786,10 @@ _STOPS = re.compile(
     re.I,
 )
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
-_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to)\b.*", re.I)
+# ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday")
+_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to|every|each|once|twice|full[- ]time|part[- ]time"
+                             r"|(?:\d+|one|two|three|four|five|six|seven)\s+(?:days?|nights?|shifts?|times?|mornings?"
+                             r"|evenings?|afternoons?|hours?)\b)\b.*", re.I)
 _JOB_STOPS = re.compile(r"\s+(?:at|for|in|with|and|since|who|that)\b.*", re.I)
 # ...nor does a kind of place said alone ("a first aider at work", "a nurse at the hospital"): the employer is unnamed
 _NOT_A_PLACE = re.compile(r"^(?:a|an|my|our|their|his|her|this|that|it|here|there|home|myself|the moment|some"
