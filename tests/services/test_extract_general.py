@@ -139,6 +139,18 @@ def test_a_change_said_in_two_pieces_is_one_memory_that_tells_it(send, before, a
     assert not any(mentions(t, (old,)) and not mentions(t, (new,)) for t in current_texts(user)), current_texts(user)
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("said", "words"), [
+    ("I got a new laptop for work, it's a ThinkPad X1", ("laptop", "ThinkPad")),
+    ("We adopted a greyhound last month, she's called Pepper", ("greyhound", "Pepper")),
+    ("my two girls started swimming lessons, they're 6 and 9", ("swimming", "9")),
+])
+def test_a_piece_that_goes_on_with_it_or_they_is_told_with_what_it_goes_on_with(send, said, words):
+    """ "it's a ThinkPad X1" alone says nothing of what it is about: it is kept, in the memory of the piece before."""
+    texts = current_texts(send(said))
+    assert len(texts) == 1 and mentions(texts[0], words[:1]) and mentions(texts[0], words[1:]), texts
+
+
 @pytest.mark.parametrize(("said", "text"), [
     ("I no longer need anything for sleeping", "Maria no longer needs anything for sleeping."),
     ("I feed the stray cats in my street", "Maria feeds the stray cats in their street."),

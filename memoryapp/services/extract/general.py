@@ -607,9 +607,10 @@ def complete(
                         continue
                     if candidate in kept:
                         kept.remove(candidate)
-        added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who, heard=changes[index])
+        added += _general(index, episode, found, margins, kinds, own, subject=subject, who=who, heard=changes[index],
+                          kept=[c for c in own if c in kept])
     kept, added = _rules_worded_in_full(kept, added)
-    kept, added = _changes_told_once(kept, added, episodes)
+    kept, added = _told_once(kept, added, episodes, who)
     ends = {index: ended(episode.content) for index, episode, _ in work}
     found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
                     for c in kept + added), key=lambda c: c.episode_index)
@@ -726,43 +727,69 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
             [candidate for candidate in general if id(candidate) not in dropped])
 
 
-def _changes_told_once(rules: list[Candidate], general: list[Candidate],
-                       episodes: list[EpisodeInput]) -> tuple[list[Candidate], list[Candidate]]:
-    """One memory for one change: where a message says a change in a slot ("I'm at Flutterwave now", "training
-    as an electrician these days") and, in another piece, a change of the same person kept in no slot ("left
-    GTBank finally", "Switched careers"), the slotted candidate tells both, in the order they were said, and the
-    other goes. Alone, the piece without the news outranked it for questions about what holds now."""
-    told: dict[int, list[Candidate]] = {}  # the slotted candidate's id -> the pieces it now tells
-    dropped: set[int] = set()
+def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[EpisodeInput],
+               who: str) -> tuple[list[Candidate], list[Candidate]]:
+    """One memory for what one message tells in two pieces, in the order they were said:
+    - a change: where the message says a change in a slot ("I'm at Flutterwave now", "training as an electrician
+      these days") and, in another piece, a change of the same person kept in no slot ("left GTBank finally",
+      "Switched careers"), the slotted candidate tells both. Alone, the piece without the news outranked it for
+      questions about what holds now;
+    - a piece that goes on with "it", "they", "that"... no earlier piece resolved ("asthma nurse gave me a new
+      inhaler, it's a purple Seretide one", "two boys, Sam and Leo, they're 8 and 5") is told with the piece said
+      before it: alone it said nothing of what it was about ("The user said: it's a purple Seretide one.")."""
+    told: dict[int, list[Candidate]] = {}  # the host candidate's id -> the candidates it now tells
     everything = rules + general
     for index in {candidate.episode_index for candidate in everything}:
-        own = [c for c in everything if c.episode_index == index and c.kind == "semantic" and c.relation == "change"]
-        for rest in (c for c in own if not c.attribute):
-            news = [c for c in own if c.attribute and c.subject == rest.subject]
+        own = [c for c in everything if c.episode_index == index and c.kind == "semantic"]
+        changes = [c for c in own if c.relation == "change"]
+        for rest in (c for c in changes if not c.attribute):
+            news = [c for c in changes if c.attribute and c.subject == rest.subject]
             if len(news) == 1:
                 told.setdefault(id(news[0]), [news[0]]).append(rest)
-                dropped.add(id(rest))
-    if not told:
+        found = pieces(episodes[index].content)
+        said_before = sorted(own, key=lambda c: _piece_of(_unsaid(c.text, who), found))
+        for at, piece in enumerate(said_before):
+            taken = any(piece in parts for parts in told.values())
+            if at and not taken and piece in general and _GOES_ON.match(_unsaid(piece.text, who)):
+                told.setdefault(id(said_before[at - 1]), [said_before[at - 1]]).append(piece)
+    hosts = {id(c) for c in everything if id(c) in told and not any(c in parts[1:] for parts in told.values())}
+    folded = {id(part) for host in hosts for part in told[host][1:]}
+    if not folded:
         return rules, general
 
     def telling(candidate: Candidate) -> Candidate:
-        parts = told.get(id(candidate))
-        if not parts:
+        if id(candidate) not in hosts:
             return candidate
         content = episodes[candidate.episode_index].content
-        parts = sorted(parts, key=lambda part: _first_said(part.text, content.lower()))
-        texts = [part.text.rstrip(".!?") for part in parts]
+        found = pieces(content)
+        # in the order said; of two read from one piece the fuller words first ("just turned 19 last month", then
+        # the rule's "is 19 years old")
+        parts = sorted(told[id(candidate)], key=lambda part: (_piece_of(_unsaid(part.text, who), found),
+                                                              -len(part.text)))
+        texts = [part.text.rstrip(".!?") for part in parts[:1]] + [_unsaid(part.text, who).rstrip(".!?")
+                                                                     for part in parts[1:]]
         joined = "; ".join([texts[0], *(_as_typed(text, content) for text in texts[1:])])
         return replace(candidate, text=f"{joined}.")
 
-    return ([telling(c) for c in rules if id(c) not in dropped], [telling(c) for c in general if id(c) not in dropped])
+    return ([telling(c) for c in rules if id(c) not in folded], [telling(c) for c in general if id(c) not in folded])
 
 
-def _first_said(text: str, content: str) -> int:
-    """Where the message first says one of the text's longer words (those the text added, such as the user's
-    name, are not in it)."""
-    at = [content.find(word.lower()) for word in re.findall(r"[\w'-]{4,}", text)]
-    return min((i for i in at if i >= 0), default=len(content))
+def _unsaid(text: str, who: str) -> str:
+    """The words of a memory without third_person's "Maria said: " (its words once told with another piece's)."""
+    return text.removeprefix(f"{sentence(who)} said: ")
+
+
+# A piece that goes on with what was said before it, naming it no more than this
+# (a "he" or "she" after a piece about one person is that person already: _continued)
+_GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|that|that's|thats|this|these|those|he|he's|hes|she|she's"
+                      r"|shes)\b", re.I)
+
+
+def _piece_of(text: str, found: list[str]) -> int:
+    """Which of the message's pieces a memory text was read from: the first that shares most of its stems."""
+    words = {stem(word) for word in re.findall(r"[\w'-]+", text.lower())} - _FUNCTION_WORDS
+    shared = [len(words & {stem(word) for word in re.findall(r"[\w'-]+", piece.lower())}) for piece in found]
+    return max(range(len(found)), key=lambda at: (shared[at], -at)) if found else 0
 
 
 def _as_typed(text: str, content: str) -> str:
@@ -830,7 +857,10 @@ def _said(word: str, words: set[str]) -> bool:
     return word in words or any(SequenceMatcher(None, word, other).ratio() >= 0.8 for other in words)
 
 
-def _general(index, episode, found, margins, kinds, own, *, subject, who, heard: bool) -> list[Candidate]:
+def _general(index, episode, found, margins, kinds, own, *, subject, who, heard: bool,
+             kept: list[Candidate]) -> list[Candidate]:
+    """The general candidates of one message's pieces (`found`); `own` are the rules' candidates from it, `kept`
+    those of them no piece's doubt vetoed."""
     message_changes = bool(_CHANGE.search(episode.content))
     # Words that say a value was replaced make the statement that says them more likely to be about the
     # speaker's life (not the rest of the message: "we threw him a party" after "my dad turned 70"); so does
@@ -843,6 +873,15 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
 
     chosen = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
               if margin >= bar(piece) and not _covered(piece, own, subject)]
+    continued = _continued(found)
+    # A piece going on with "it", "they"... about what a kept piece said, which no name resolves ("I got a new
+    # laptop, | it's a ThinkPad X1") is kept with it, however little it says alone: _told_once tells the two in
+    # one memory, so it adds words to a memory and never a memory of its own.
+    for before, piece, kind in zip(found[:-1], found[1:], kinds[1:], strict=True):
+        kept_before = any(before == c[0] for c in chosen) or any(_from_piece(c, before, kept) for c in kept)
+        if (kept_before and _GOES_ON.match(piece) and continued.get(piece, piece) == piece
+                and not any(piece == c[0] for c in chosen) and not _covered(piece, own, subject)):
+            chosen.append((piece, kind))
     ending = [c for c in chosen if _ENDS_ONLY.search(c[0])]
     if message_changes and ending:
         # "I quit German, doing Mandarin now": when the piece that only ends the old value is durable, so is
@@ -863,7 +902,6 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     chosen.sort(key=lambda c: not _NOW.search(c[0]) or bool(_ENDS_ONLY.search(c[0])))
     filled: set[tuple[str, str]] = set()
     made = []
-    continued = _continued(found)
     for piece, kind in chosen:
         said = continued.get(piece, piece)
         if (piece != found[0] and said == piece and _WHAT_IT_WAS_LIKE.match(piece)
