@@ -739,15 +739,18 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
       before it: alone it said nothing of what it was about ("The user said: it's a purple Seretide one.")."""
     told: dict[int, list[Candidate]] = {}  # the host candidate's id -> the candidates it now tells
     everything = rules + general
-    for index in {candidate.episode_index for candidate in everything}:
+    found = {index: pieces(episodes[index].content) for index in {c.episode_index for c in everything}}
+    # in the order said; of two read from one piece the fuller words first ("just turned 19 last month", then the
+    # rule's "is 19 years old")
+    said_at = {id(c): (_piece_of(_unsaid(c.text, who), found[c.episode_index]), -len(c.text)) for c in everything}
+    for index in found:
         own = [c for c in everything if c.episode_index == index and c.kind == "semantic"]
         changes = [c for c in own if c.relation == "change"]
         for rest in (c for c in changes if not c.attribute):
             news = [c for c in changes if c.attribute and c.subject == rest.subject]
             if len(news) == 1:
                 told.setdefault(id(news[0]), [news[0]]).append(rest)
-        found = pieces(episodes[index].content)
-        said_before = sorted(own, key=lambda c: _piece_of(_unsaid(c.text, who), found))
+        said_before = sorted(own, key=lambda c: said_at[id(c)][0])
         for at, piece in enumerate(said_before):
             taken = any(piece in parts for parts in told.values())
             if at and not taken and piece in general and _GOES_ON.match(_unsaid(piece.text, who)):
@@ -761,11 +764,7 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
         if id(candidate) not in hosts:
             return candidate
         content = episodes[candidate.episode_index].content
-        found = pieces(content)
-        # in the order said; of two read from one piece the fuller words first ("just turned 19 last month", then
-        # the rule's "is 19 years old")
-        parts = sorted(told[id(candidate)], key=lambda part: (_piece_of(_unsaid(part.text, who), found),
-                                                              -len(part.text)))
+        parts = sorted(told[id(candidate)], key=lambda part: said_at[id(part)])
         texts = [part.text.rstrip(".!?") for part in parts[:1]] + [_unsaid(part.text, who).rstrip(".!?")
                                                                      for part in parts[1:]]
         joined = "; ".join([texts[0], *(_as_typed(text, content) for text in texts[1:])])
