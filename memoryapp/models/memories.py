@@ -170,7 +170,7 @@ class Memory(models.Model):
     def save(self, *args, **kwargs):
         # The write path's services always give the addressed vector; a memory written directly with one
         # vector (an import, a test's chosen vector) is searched by it.
-        if self.search_embedding is None:
+        if "search_embedding" not in self.get_deferred_fields() and self.search_embedding is None:
             self.search_embedding = self.embedding
         super().save(*args, **kwargs)
 

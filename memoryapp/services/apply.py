@@ -27,7 +27,7 @@ from memoryapp.services.extract.grammar import stem
 from memoryapp.services.extract.lexicon import LANGUAGES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
-from memoryapp.services.locks import user_lock
+from memoryapp.services.locks import held, mark_held, user_lock
 
 Op = MemoryEvent.Op
 SIMILAR_CANDIDATES = 5
@@ -153,11 +153,19 @@ def row_cosine_distance(vector) -> ExpressionWrapper:
     return ExpressionWrapper(CosineDistance("embedding", vector) + Value(0.0), output_field=FloatField())
 
 
+# The judge and the closing rules read texts and values, never a stored vector, and parsing each loaded
+# row's two vectors of 384 numbers was a tenth of extraction: rows they load leave them unread.
+VECTORS = ("embedding", "search_embedding")
+
+
 def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: str) -> None:
     """Serialize writers of one slot until the end of the transaction."""
     key = f"{organization_id}:{user_id}:{project_id}:{subject.lower()}:{attribute}"
+    if held(key):
+        return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+    mark_held(key)
 
 
 def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:
@@ -322,7 +330,7 @@ def companions_close(*, old: Memory, actor: ActorRef, reason: str, said_now: Seq
     if not words:
         return
     beside = (_written_beside(old, [e.id for e in said_now]).filter(valid_from__lte=old.valid_from)
-              .exclude(attribute=old.attribute).defer("embedding").distinct())
+              .exclude(attribute=old.attribute).defer(*VECTORS).distinct())
     for memory in beside:
         if words <= set(_VALUE_WORD.findall(memory.text.lower())):
             memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
@@ -459,8 +467,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     user_lock(user_id=owner["user_id"])  # before the slot lock: services.locks' order
     # Unstructured statements share one slot per owner, so two writers cannot both ADD the same text.
     slot_lock(**owner, subject=draft.subject if candidate.attribute else "", attribute=candidate.attribute)
-    # The judge never reads a vector, and parsing each loaded row's 384 floats was a tenth of extraction.
-    active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE).defer("embedding")
+    active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE).defer(*VECTORS)
     slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
     # A plan whose day has passed is no longer a value of the slot: the same plan later is a new one.
     slot = [m for m in slot if m.valid_to is None or m.valid_to > candidate.valid_from]
@@ -470,7 +477,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         history = list(
             Memory.objects.filter(**owner, subject=draft.subject, attribute=candidate.attribute,
                                   status=Memory.Status.SUPERSEDED, expired_at__isnull=True, valid_to__isnull=False)
-            .defer("embedding")
+            .defer(*VECTORS)
             .order_by("valid_from")
         )
     if candidate.attribute:
@@ -543,7 +550,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
             memory for memory in Memory.objects.filter(
                 organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
                 status=Memory.Status.ACTIVE, valid_from__lt=said_at,
-            ).filter(mentions_any).exclude(sources__in=said_now).defer("embedding").distinct()
+            ).filter(mentions_any).exclude(sources__in=said_now).defer(*VECTORS).distinct()
             if _names_the_value(wanted, phrase, _stems(memory.text))
         ]
         same = [memory for memory in matching if memory.subject == draft.subject]
@@ -635,7 +642,7 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
         return
     subjects = set().union(*(whose for *_, whose in states))
     current = _held_when_said(draft, said_at, new_id).filter(subject__in=subjects, kind=Memory.Kind.SEMANTIC)
-    for memory in current.defer("embedding").distinct()[:PEOPLE_LOOKED_AT]:
+    for memory in current.defer(*VECTORS).distinct()[:PEOPLE_LOOKED_AT]:
         if any(earlier.search(memory.text) and not later.search(memory.text) and memory.subject in whose
                for earlier, later, whose in states):
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a later state of it was said")
@@ -666,7 +673,7 @@ def instruction_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
     if draft.user is None or not aspects:
         return
     earlier = _held_when_said(draft, said_at, new_id).filter(attribute="instruction")
-    for memory in earlier.defer("embedding").distinct()[:PEOPLE_LOOKED_AT]:
+    for memory in earlier.defer(*VECTORS).distinct()[:PEOPLE_LOOKED_AT]:
         if (old := _aspects(memory.text)) and old <= aspects:
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a new instruction about it")
 
@@ -745,7 +752,7 @@ def _kind_said_again(current, draft: MemoryDraft) -> Memory | None:
     a bike." when "The user bought a bike last weekend." (the kind is the last content word of the
     negative statement, stemmed: "gardens" is the kind of "a small garden")."""
     said = _stems(draft.text)
-    for memory in current.filter(text__iregex=_NONE_OF_A_KIND).defer("embedding")[:50]:
+    for memory in current.filter(text__iregex=_NONE_OF_A_KIND).defer(*VECTORS)[:50]:
         words = [word for word in _VALUE_WORD.findall(memory.text.lower()) if word not in _NOT_CONTENT]
         if words and stem(words[-1]) in said:
             return memory
@@ -806,7 +813,7 @@ def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
     dropped = {word.lower() for word in _NAMING_WORD.findall(old.text)[1:]} - said
     if not dropped:
         return []
-    beside = _written_beside(old, said_now).defer("embedding").distinct()
+    beside = _written_beside(old, said_now).defer(*VECTORS).distinct()
     # all of them: "City" of "City Library" is no name of "the city college" said beside it
     return [memory for memory in beside if dropped <= set(_WORD.findall(memory.text.lower()))]
 
@@ -894,7 +901,7 @@ def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
     user is married." beside "The user's husband Gary and the user have been married 15 years."), never
     another value beside it ("allergic to shellfish" beside "allergic to peanuts")."""
     beside = (_written_beside(old, said_now, any_subject=True).annotate(distance=row_cosine_distance(old.embedding))
-              .filter(distance__lte=PART_DISTANCE).defer("embedding").distinct())
+              .filter(distance__lte=PART_DISTANCE).defer(*VECTORS).distinct())
     return [memory for memory in beside
             if (memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
             or _part_of_the_other(memory, old)]
