@@ -748,10 +748,11 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
 
 
 def _kind_said_again(current, draft: MemoryDraft) -> Memory | None:
-    """A statement that there is none of a kind whose kind the new memory names: "The user has never owned
-    a bike." when "The user bought a bike last weekend." (the kind is the last content word of the
-    negative statement, stemmed: "gardens" is the kind of "a small garden")."""
-    said = _stems(draft.text)
+    """A statement that there is none of a kind whose kind the new memory names, in its words or by its slot:
+    "The user has never owned a bike." when "The user bought a bike last weekend.", "The user has no pets."
+    when a goldfish fills the pet slot (the kind is the last content word of the negative statement, stemmed:
+    "gardens" is the kind of "a small garden")."""
+    said = _stems(draft.text) | _stems(draft.attribute.replace("_", " "))
     for memory in current.filter(text__iregex=_NONE_OF_A_KIND).defer(*VECTORS)[:50]:
         words = [word for word in _VALUE_WORD.findall(memory.text.lower()) if word not in _NOT_CONTENT]
         if words and stem(words[-1]) in said:

@@ -1,6 +1,7 @@
 """Change statements in everyday words (issue 17): the statement that says a value changed is kept even
 when said as news ("got ... this weekend!!"), the old value it names is closed wherever it was kept,
-no current memory still says it (one may say it is over: "Nell sold the Vespa."), and a relative named
+no current memory still says it (one may say it is over: "Nell sold the Vespa.", or tell the change, naming both
+values: "Nell's GP switched Nell off the sertraline; Nell is on citalopram now."), and a relative named
 without "my" or a favourite of a kind stays in one slot. Sentences written for these tests, not taken
 from the evaluation corpus. Real model, real database."""
 
@@ -48,11 +49,17 @@ def said_then_changed(acme, before, after):
     ("I help at the church soup kitchen every Sunday.",
      "Stopped doing the soup kitchen rotas, I coach the under-9s football team on Sundays now.",
      ("soup",), ("football",)),
+    # taken off a medicine; out with a friend; "no more" what was done
+    ("I take sertraline for anxiety", "my GP switched me off the sertraline, I'm on citalopram now", ("sertraline",),
+     ("citalopram",)),
+    ("My best friend is Aoife, since school", "me and Aoife had a massive falling out. Orla's my closest friend now",
+     ("Aoife",), ("Orla",)),
+    ("I play squash on Tuesdays", "no more squash for me, I play padel on Tuesdays now", ("squash",), ("padel",)),
 ])
 def test_a_change_that_names_the_old_value_closes_it(acme, before, after, old, new):
     texts = said_then_changed(acme, before, after)
     assert any(mentions(text, new) for text in texts), texts
-    assert not any(mentions(text, old) and not says_over(text) for text in texts), texts
+    assert not any(mentions(text, old) and not mentions(text, new) and not says_over(text) for text in texts), texts
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
@@ -86,6 +93,10 @@ def test_ending_words_name_only_what_ended():
     assert general.ended("I left Deloitte and joined a startup.") == ("Deloitte",)
     assert general.ended("We swapped Leeds for York.") == ("Leeds",)
     assert general.ended("I'm no longer allergic to penicillin!") == ("allergic penicillin",)
+    assert general.ended("the vet switched him off Apoquel") == ("Apoquel",)
+    assert general.ended("I fell out with Marguerite over the wedding") == ("Marguerite",)
+    assert general.ended("no more caffeine so I drink rooibos") == ("caffeine",)
+    assert general.ended("No more than three coffees a day.") == ()
     # nothing named (a bare noun would end whatever mentions it), or nothing ended
     assert general.ended("I quit my job.") == ()
     assert general.ended("I live in York and love it.") == ()

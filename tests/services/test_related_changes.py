@@ -30,6 +30,9 @@ def told_in_turn(acme, name: str, first: str, then: str) -> list[str]:
     ("I've never owned a bike.", "Bought a bike last weekend, a red Trek.", ("never", "bike"), ("Trek",)),
     ("We've never had a garden.", "Our new place has a small garden with two apple trees.", ("never", "garden"),
      ("apple",)),
+    # the kind named by the slot the new memory fills, not by its words
+    ("We don't have any pets, the landlord won't allow it.", "we adopted a rabbit called Biscotti last week",
+     ("pets",), ("Biscotti",)),
     # a change of one of the user's people, who is named by the change alone
     ("My cousin Lars lives in Oslo.", "Lars just moved to Bergen for a teaching job.", ("Oslo",), ("Bergen",)),
     # a death ends what the person had or did

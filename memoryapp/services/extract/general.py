@@ -106,10 +106,14 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
+# Off a medicine, a diet, a drug ("the doctor switched me off metformin", "came off the pill"); out with a friend.
+_TAKEN_OFF = r"(?:switched|took|taken|came|come|weaned)\s+(?:(?:me|him|her|us|them)\s+)?off(?:\s+of)?"
+_FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 # A piece that only ends the old value ("I quit German", "Marco and I broke up", "I'm not vegan anymore"):
 # with a new value in the same message it is kept outside the slot, which the new value takes.
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
-                        r"|stopped|moved out|no longer|recovered from|got over|stepped away from)\b"
+                        r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
+                        rf"|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
 # What a change statement says is over: the old value it names. "swapped Lyon for Marseille", "switched from
@@ -132,12 +136,13 @@ _ENDED = (
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
-               rf"|done with|finished with|off of)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
-    re.compile(r"\bno longer\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)(?=\s+(?:since|because|after|now)\b|[,.;:!?]|$)", re.I),
+               rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
+    re.compile(r"\b(?:no longer|no more(?! than))\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)"
+               r"(?=\s+(?:since|because|after|now|so|but|and)\b|[,.;:!?]|$)", re.I),
     re.compile(r"(?:^|\b(?:and|but|so)\s+)(?P<old>(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+and\s+(?:i|me)\s+"
-               r"(?:have\s+)?(?:broke up|split up|split|separated|divorced|called it quits)\b", re.I),
-    re.compile(r"\b(?:i|me)\s+and\s+(?P<old>(?-i:[A-Z])[\w'-]+)\s+(?:broke up|split up|split|separated|divorced)\b",
-               re.I),
+               rf"(?:have\s+)?(?:broke up|split up|split|separated|divorced|called it quits|{_FELL_OUT})\b", re.I),
+    re.compile(r"\b(?:i|me)\s+and\s+(?P<old>(?-i:[A-Z])[\w'-]+)\s+"
+               rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
 )
