@@ -93,9 +93,20 @@ def changes(split: str, corpus_dir: Path | None = None) -> list[ChangePair]:
 
 
 def mentions(text: str, must: tuple[str, ...]) -> bool:
-    """Whether a stored text holds every must-word, as whole words, ignoring case."""
+    """Whether a stored text holds every must-word, as whole words, ignoring case. A word also counts
+    with the ending the third person gives it: a memory says "The user drives to work." of "I drive to
+    work." (must-word "drive"), "The user watches..." of "I watch...", "The user studies..." of "I study..."."""
     lowered = text.lower()
-    return all(re.search(rf"(?<!\w){re.escape(word.lower())}(?!\w)", lowered) for word in must)
+    return all(re.search(rf"(?<!\w){_inflected(word.lower())}(?!\w)", lowered) for word in must)
+
+
+def _inflected(word: str) -> str:
+    """A pattern for the word, or for its third-person form when it is a word of letters."""
+    if not word.isalpha():
+        return re.escape(word)
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return f"{re.escape(word[:-1])}(?:y|ies)"
+    return f"{re.escape(word)}(?:e?s)?"
 
 
 def problems() -> list[str]:

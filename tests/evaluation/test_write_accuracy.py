@@ -150,3 +150,14 @@ def test_a_training_item_that_says_a_test_item_is_refused(corpus, tmp_path, monk
     item = {"id": "tr-m1", "family": "none", "text": tested.upper().rstrip(".!") + " honestly!!", "facts": []}
     (tmp_path / "messages-x.train.jsonl").write_text(json.dumps(item) + "\n")
     assert any("training item says a test item" in problem for problem in write_corpus.problems())
+
+
+def test_a_must_word_counts_in_the_form_the_third_person_gives_it():
+    # "I drive to work." is remembered as "The user drives to work.": the fact is there
+    assert write_corpus.mentions("The user drives to work every day.", ("drive",))
+    assert write_corpus.mentions("Sam studies nursing at night.", ("study", "nursing"))
+    assert write_corpus.mentions("The user watches anime.", ("watch",))
+    # still whole words, and a number is only that number
+    assert not write_corpus.mentions("The user is a driver.", ("drive",))
+    assert not write_corpus.mentions("The user is 34.", ("3",))
+    assert not write_corpus.mentions("The user lives in Leeds.", ("Lee",))
