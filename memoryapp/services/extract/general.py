@@ -136,7 +136,8 @@ _ENDED = (
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
-               rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}", re.I),
+               rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}",
+               re.I),
     re.compile(r"\b(?:no longer|no more(?! than))\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)"
                r"(?=\s+(?:since|because|after|now|so|but|and)\b|[,.;:!?]|$)", re.I),
     re.compile(r"(?:^|\b(?:and|but|so)\s+)(?P<old>(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+and\s+(?:i|me)\s+"
