@@ -4,10 +4,11 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.utils import timezone
-from pgvector.django import HalfVectorField, HnswIndex
+from pgvector.django import HnswIndex
 
 from memoryapp.models.fulltext import ScopedSearchVector
 from memoryapp.models.tenancy import Agent, Organization, Project, User
+from memoryapp.models.vectors import HalfVectorField
 
 EMBEDDING_DIM = 384
 

@@ -5,11 +5,12 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
-from pgvector.django import HalfVectorField, HnswIndex
+from pgvector.django import HnswIndex
 
 from memoryapp.models.episodes import EMBEDDING_DIM, Episode
 from memoryapp.models.fulltext import ScopedSearchVector
 from memoryapp.models.tenancy import Agent, Organization, Project, User
+from memoryapp.models.vectors import HalfVectorField
 
 
 class Memory(models.Model):
