@@ -1,5 +1,6 @@
 """The offline rules extractor and the time parser it resolves dates with. No database."""
 
+import unicodedata
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -208,7 +209,8 @@ def test_a_kind_of_place_said_alone_names_no_employer():
 
 
 @pytest.mark.parametrize("said", ["I'm a porter at the Hilton four nights a week.", "I work at Lidl part-time.",
-                                  "I'm a barista at Greggs every Saturday."])
+                                  "I'm a barista at Greggs every Saturday.",
+                                  "im a barista at greggs rn but i want something in marketing"])
 def test_how_often_is_no_part_of_the_employer(said):
     assert [c.value for c in extract(said) if c.attribute == "employer"] in (["Hilton"], ["Lidl"], ["Greggs"])
 
@@ -234,7 +236,21 @@ def test_a_birthday_still_to_come_says_no_age_yet():
 def test_a_new_home_somewhere_is_a_move_there_but_a_holiday_home_is_not():
     candidate = only("We've bought a little terrace in Sheffield.")
     assert (candidate.attribute, candidate.value, candidate.relation) == ("city", "Sheffield", "change")
+    finally_ours = [c for c in extract("we finally bought our own place in Didsbury") if c.attribute == "city"]
+    assert [(c.value, c.relation) for c in finally_ours] == [("Didsbury", "change")]
     assert extract("we bought a holiday home in Crete") == []
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("I live in Porto 🏖", ("city", "Porto")),
+    ("I work at Initech 😎", ("employer", "Initech")),
+    ("I'm allergic to peanuts 🥜😬", ("allergy", "peanuts")),
+])
+def test_an_emoji_is_no_part_of_a_value(message, expected):
+    # "I live in Porto." said later is the same value, not a change of city
+    candidate = only(message)
+    assert (candidate.attribute, candidate.value) == expected
+    assert not any(unicodedata.category(c) == "So" for c in candidate.text), candidate.text
 
 
 def test_city_with_since_is_valid_from_the_start_of_that_year():

@@ -155,7 +155,7 @@ _OLD_FILLER = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "
 
 def ended(text: str) -> tuple[str, ...]:
     """The old values a message says are over, each as the words that name it ("Lyon", "allergic cats")."""
-    text = _clean(text)
+    text = cleaned(text)
     found = []
     for pattern in (_SWAP, _FROM_TO, _REPLACED, _INSTEAD_FRONTED, _INSTEAD, *_ENDED):
         for match in pattern.finditer(text):
@@ -309,7 +309,7 @@ _CONTRACTED = [
 def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
-    for part in (part for said in split_sentences(_clean(text)) for part in _introduction(said)):
+    for part in (part for said in split_sentences(cleaned(text)) for part in _introduction(said)):
         # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
         breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
         # "my wife's birthday is Friday and she loves Thai food, gift ideas?": the fact before the question
@@ -320,7 +320,9 @@ def pieces(text: str) -> list[str]:
     return found
 
 
-def _clean(text: str) -> str:
+def cleaned(text: str) -> str:
+    """The text as the extractors read it: plain quotes, apostrophes restored, emoji out (one between two
+    clauses ends the first)."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     # An emoji between two words ends a clause as a full stop would ("turned 40 on saturday 🎂 does my plan
     # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").

@@ -130,7 +130,8 @@ class _Conversation:
 
     def read(self, index: int, episode: EpisodeInput) -> None:
         if episode.source in CONVERSATION_SOURCES | FIRST_PERSON_SOURCES:
-            for sentence in split_sentences(episode.content):
+            # read without emoji: "I live in Porto 🏖" keeps the value "Porto", which "I live in Porto" says again
+            for sentence in split_sentences(general.cleaned(episode.content)):
                 self._read_sentence(sentence, index, episode)
         self.last_episode[episode.session] = episode
 
@@ -719,7 +720,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     ),
     (rf"(?:I|we)(?: have|'ve)? (?P<changed>moved|relocated) (?:back )?to {_VALUE}", _city),
     # a new home is a move: "we bought a house in Walthamstow" (not "a holiday home in Spain")
-    (r"(?:I|we)(?: have|'ve)? (?P<changed>bought|got|closed on|moved into|are renting|am renting|rented)"
+    (r"(?:I|we)(?: have|'ve)?(?: finally| just| recently| officially)? (?P<changed>bought|got|closed on|moved into"
+     r"|are renting|am renting|rented)"
      r" (?:a|an|our|my)(?: (?!holiday|summer|second|vacation|beach|investment|rental)\w+)?"
      r" (?:house|home|flat|apartment|place|condo"
      rf"|bungalow|cottage|townhouse|terrace) in {_VALUE}", _city),
@@ -787,7 +789,8 @@ _STOPS = re.compile(
 )
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
 # ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday")
-_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|since|on|where|to|every|each|once|twice|full[- ]time|part[- ]time"
+_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|but|since|on|where|to|every|each|once|twice|full[- ]time"
+                             r"|part[- ]time|now|currently|rn|atm|right now|for now"
                              r"|(?:\d+|one|two|three|four|five|six|seven)\s+(?:days?|nights?|shifts?|times?|mornings?"
                              r"|evenings?|afternoons?|hours?)\b)\b.*", re.I)
 _JOB_STOPS = re.compile(r"\s+(?:at|for|in|with|and|since|who|that)\b.*", re.I)
