@@ -27,10 +27,13 @@ from memoryapp.services.extract.grammar import stem
 from memoryapp.services.extract.lexicon import LANGUAGES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
-from memoryapp.services.locks import held, mark_held, user_lock
+from memoryapp.services.locks import once_per_transaction, user_lock
 
 Op = MemoryEvent.Op
 SIMILAR_CANDIDATES = 5
+# The judge and the closing rules read texts and values, never a stored vector, and parsing each loaded
+# row's two vectors of 384 numbers was a tenth of extraction: rows they load leave them unread.
+VECTORS = ("embedding", "search_embedding")
 
 
 @dataclass(frozen=True)
@@ -153,19 +156,16 @@ def row_cosine_distance(vector) -> ExpressionWrapper:
     return ExpressionWrapper(CosineDistance("embedding", vector) + Value(0.0), output_field=FloatField())
 
 
-# The judge and the closing rules read texts and values, never a stored vector, and parsing each loaded
-# row's two vectors of 384 numbers was a tenth of extraction: rows they load leave them unread.
-VECTORS = ("embedding", "search_embedding")
-
-
 def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: str) -> None:
     """Serialize writers of one slot until the end of the transaction."""
     key = f"{organization_id}:{user_id}:{project_id}:{subject.lower()}:{attribute}"
-    if held(key):
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
-    mark_held(key)
+
+    def take() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+        return True
+
+    once_per_transaction(key, take)
 
 
 def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:

@@ -8,6 +8,7 @@ others can deadlock with a deletion."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from uuid import UUID
 
 from django.db import connection
@@ -29,14 +30,14 @@ class _Held:
         pass
 
 
-def held(key: str) -> bool:
-    """Whether this transaction already holds the lock named `key` (marked by `mark_held`)."""
-    return any(isinstance(hook, _Held) and hook.key == key for _, hook, _ in connection.run_on_commit)
-
-
-def mark_held(key: str) -> None:
-    if connection.in_atomic_block:
+def once_per_transaction(key: str, take: Callable[[], bool]) -> bool:
+    """Take the lock named `key` with `take` (True when taken) unless this transaction holds it already."""
+    if any(isinstance(hook, _Held) and hook.key == key for _, hook, _ in connection.run_on_commit):
+        return True
+    taken = take()
+    if taken and connection.in_atomic_block:
         connection.on_commit(_Held(key))
+    return taken
 
 
 def user_lock(*, user_id: UUID | None) -> bool:
@@ -49,10 +50,5 @@ def user_lock(*, user_id: UUID | None) -> bool:
     behind a deletion."""
     if user_id is None:
         return False
-    key = f"user:{user_id}"
-    if held(key):
-        return True
-    exists = bool(list(User.objects.select_for_update(no_key=True).filter(pk=user_id).values_list("pk", flat=True)))
-    if exists:
-        mark_held(key)
-    return exists
+    return once_per_transaction(f"user:{user_id}", lambda: bool(list(
+        User.objects.select_for_update(no_key=True).filter(pk=user_id).values_list("pk", flat=True))))
