@@ -578,7 +578,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # a pregnancy ends in a birth
     (r"\b(?:pregnant|expecting (?:a |our |my |their |the )?(?:baby|first|second|third|twins|little one))\b",
      r"\b(?:born|arrived|gave birth|birth of|had (?:the|our|my|her|their|a) (?:baby|little)|welcomed (?:a|our|their)"
-     r"|newborn)\b", _THEIR_CHILD_OR_PARTNER, True),
+     r"|newborn|baby (?:girl|boy)|it'?s a (?:girl|boy)|\d+\s*(?:lbs?|pounds?)\s*\d+\s*(?:oz|ounces?))\b",
+     _THEIR_CHILD_OR_PARTNER, True),
     # trying for a child, in a pregnancy
     (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
      r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER), False),

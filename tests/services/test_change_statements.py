@@ -94,6 +94,8 @@ def test_ending_words_name_only_what_ended():
     assert general.ended("We swapped Leeds for York.") == ("Leeds",)
     assert general.ended("I'm no longer allergic to penicillin!") == ("allergic penicillin",)
     assert general.ended("the vet switched him off Apoquel") == ("Apoquel",)
+    assert general.ended("Spin class is out, swimming is in") == ("Spin class",)
+    assert general.ended("the wifi is out again") == ()
     assert general.ended("I fell out with Marguerite over the wedding") == ("Marguerite",)
     assert general.ended("no more caffeine so I drink rooibos") == ("caffeine",)
     assert general.ended("No more than three coffees a day.") == ()

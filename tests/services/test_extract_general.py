@@ -104,12 +104,36 @@ def test_small_talk_questions_and_requests_write_nothing(send):
     assert len(spurious) <= 1, spurious
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("text", [
+    # a game of make-believe: what the speaker says inside it is the game's
+    "Let's pretend you're my bank manager and I'm asking for a loan, I need the practice.",
+    "Roleplay: you are a grumpy ferry captain and I'm a tourist who lost my ticket.",
+    # a story's world told without the speaker in it
+    "In the film the grandmother runs a bakery in Naples.",
+    "The protagonist is a retired detective who lives on a houseboat.",
+])
+def test_make_believe_and_stories_write_nothing(send, text):
+    assert current_texts(send(text)) == []
+
+
 def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("I drive a 2015 Subaru Outback", "Maria") == "Maria drives a 2015 Subaru Outback."
     assert general.third_person("gluten makes me sick", "Maria") == "Gluten makes Maria sick."
     assert general.third_person("We have a dog named Biscuit", "Maria") == "Maria's household has a dog named Biscuit."
     assert general.third_person("Fun fact: I'm colorblind", "the user") == "The user is colorblind."
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
+    # a gerund after an adverb is no verb to inflect ("still drivings")
+    assert (general.third_person("Still driving my dad's old Volvo", "Sam")
+            == "Sam is still driving their dad's old Volvo.")
+    assert general.third_person("still bring lunch from home", "Sam") == "Sam still brings lunch from home."
+
+
+def test_a_fronted_reason_without_a_comma_is_a_piece_of_its_own():
+    # "Since I got divorced I'm doing..." once read "Sam got divorced Sam is doing..."
+    assert general.pieces("Since I retired I'm at the allotment every day") == ["I retired",
+                                                                             "I'm at the allotment every day"]
+    assert general.pieces("Because we moved I need a new GP") == ["we moved", "I need a new GP"]
 
 
 @pytest.mark.django_db
@@ -505,6 +529,8 @@ def olga_says(said: str) -> list:
     # who is in a clause beside it is not the subject the statement lacks
     ("Started running again when I was pregnant", "Maria started running again when Maria was pregnant."),
     ("Took up the drums and I love it", "Maria took up the drums and Maria loves it."),
+    # a couple's wedding is the speaker's, not their household's
+    ("We finally got married in Rome", "Maria finally got married in Rome."),
 ])
 def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said, text):
     assert general.third_person(said, "Maria") == text
@@ -514,6 +540,8 @@ def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said,
     # an emoji between words ends a clause, unless it stands for the verb
     ("just turned 50 🎉 what should I plan for the party?", ["just turned 50", "what should I plan for the party?"]),
     ("I ❤️ Copenhagen", ["I love Copenhagen"]),
+    ("my aunt Rosa teaches salsa 💃 help me pick her a gift",
+     ["my aunt Rosa teaches salsa", "help me pick her a gift"]),
     # the fact before a question that ends the sentence after a comma
     ("my dad is diabetic and loves baking, recipe ideas?", ["my dad is diabetic and loves baking", "recipe ideas?"]),
     # without a comma a question starts as one ("can you", "what"), never at the statement's own verb
@@ -567,6 +595,16 @@ def test_what_follows_and_goes_on_with_no_word_that_only_opens_the_sentence(said
      ("running",)),
     # moves within an employer or a school, and a parent's new marriage, are news without "now" or "new"
     ("I study history at Exeter.", "I transferred to Bristol after first year, much better department", ("Exeter",)),
+    # a job ended by its last day, the next one begun in the same sentence; a new home named by its place
+    ("I work at Waitrose.", "Well that's that: last day at Waitrose was Thursday and I start at Lidl next week",
+     ("Waitrose",)),
+    ("We rent a flat in Hackney.", "Finally got the wifi sorted, the new house in Walthamstow is so quiet",
+     ("Hackney",)),
+    # a job told by its first days, or by a promotion
+    ("I'm a receptionist at the clinic.", "First week as a dental nurse done, my feet hurt", ("receptionist",)),
+    ("I work as a junior designer.", "They made me art director!! Still pinching myself", ("junior",)),
+    # a move the employer makes
+    ("We live in Calgary.", "My company is relocating us to Denver in the spring, big change", ("Calgary",)),
     ("My dad has been single since the divorce.", "my dad remarried in June, his wife Carol is lovely", ("single",)),
 ])
 def test_news_in_everyday_words_ends_the_value_it_replaces(send, before, after, old):
@@ -584,3 +622,10 @@ def test_what_holds_now_takes_the_slot_from_what_no_longer_holds(send):
     assert [m.attribute for m in now if mentions(m.text, ("cycles",))] == ["commute"], [(m.attribute, m.text)
                                                                                       for m in now]
     assert any(mentions(m.text, ("drive",)) for m in now), [m.text for m in now]
+
+
+def test_it_after_what_is_over_is_not_what_is_over():
+    # "FIFA is all Mario Kart in the user's house now" was once written
+    assert general._continued(["We've moved on from Minecraft", "it's all Zelda in our house now"]) == {}
+    assert general._continued(["Any tips for Stardew Valley", "It's my comfort game"]) == {
+        "It's my comfort game": "Stardew Valley is my comfort game"}

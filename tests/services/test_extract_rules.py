@@ -672,6 +672,19 @@ def test_a_user_who_gives_the_name_they_are_known_by_is_not_told_it_twice():
     assert only("My name is Jordan.").text == "Jordan is the user's name."
 
 
+@pytest.mark.parametrize("said", ["It's Maya Okafor now since the wedding, can you fix my email footer?",
+                                  "it's Maya Okafor now, since we got married"])
+def test_a_new_name_after_a_wedding_changes_the_name(said):
+    named = [c for c in extract(said) if c.attribute == "name"]
+    assert [(c.value, c.relation) for c in named] == [("Maya Okafor", "change")]
+
+
+def test_the_name_they_ask_to_be_called_is_no_nickname_of_itself():
+    # the general path once added "Bea goes by Bea." beside the rules' name
+    found = RulesExtractor().extract([EpisodeInput("Call me Bea, nobody uses Beatrix.", NOW)], subject="user")
+    assert [c.text for c in found if c.attribute in ("name", "nickname")] == ["The user's name is Bea."]
+
+
 @pytest.mark.parametrize("text", ["I'm married to my job lately lol",
                                   "honestly I'm married to this crossword app ha ha",
                                   "im engaged to the gym at this point"])

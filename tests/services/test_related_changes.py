@@ -209,6 +209,8 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
     ("We're expecting our first in the autumn.", "Our daughter Noa was born at 3am, tiny and perfect.",
      ("expecting",), ("Noa",)),
     ("My wife Elin is pregnant with twins.", "Our twins arrived early on Monday!", ("pregnant",), ("twins",)),
+    # a birth announced by the baby alone: "baby boy", a birth weight
+    ("I'm 36 weeks pregnant, so ready.", "He's finally here!! Baby boy, Arlo, 8 lbs 1 oz", ("pregnant",), ("Arlo",)),
     # studies end in a graduation
     ("I'm a second-year student at Leeds Beckett.", "I graduated last week, first class honours!", ("student",),
      ("graduated",)),

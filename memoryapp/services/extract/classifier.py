@@ -95,7 +95,12 @@ _NOT_A_STATEMENT = re.compile(
     rf"|^\W*(?:yesterday|last night|this morning|earlier today)\b(?!.*\b(?:{_LIFE_EVENT})\b)"
     r"|\b(?:i am|i'm|im)\s+(?:at|in)\s+(?:the|a)\s+(?:airport|station|gym|beach|park|mall|shops|store|supermarket|pub"
     r"|bar|cafe|café|restaurant|cinema|movies|dentist|doctor'?s|waiting room|queue|line|car|train|bus|plane|taxi)\b"
-    r"(?!.*\b(?:every|always|usually|often|a lot|most)\b)",
+    r"(?!.*\b(?:every|always|usually|often|a lot|most)\b)"
+    # a story's world, told without the speaker in it: "in the movie the dad is a dentist", "the main character
+    # lives in Oslo"
+    r"|^(?!.*\b(?:i|i'm|im|i've|my|me|we|our|us)\b).*\b(?:(?:in|on) (?:the|that|this) (?:movie|film|book|novel"
+    r"|show|series|episode|season|game|story|play|musical|comic|manga|anime|cartoon|sitcom|trailer)"
+    r"|the (?:main character|protagonist|villain|narrator|hero|heroine))\b",
     re.I,
 )
 

@@ -146,6 +146,9 @@ _ENDED = (
                rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
+    # "cross-stitch is out, crochet is in"
+    re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>[\w-]+(?:\s+[\w-]+)?)(?:\s+(?:is|are)|'s)\s+(?:so\s+)?out"
+               r"\s*[,;]?\s+(?:and\s+|now\s+)?[\w' -]+?(?:\s+(?:is|are)|'s)\s+(?:so\s+)?in\b", re.I),
 )
 _OLD_FILLER = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "whole", "old", "entire", "it", "that",
                          "this", "them", "idea", "all", "of", "up", "me", "him", "us", "from", "with", "into", "now",
@@ -194,10 +197,15 @@ _CLAUSE_START = (
     r"|(?:,\s+(?:(?:and|but)\s+)?|\s+(?:and|but)\s+)(?=(?:everyone|everybody|people|friends|folks|most people"
     r"|(?:all )?my friends|they)\b[^,.]*\bcall)"
 )
-# "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition.
+# "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition;
+# so is "...was Friday and I start at Costco on Monday".
 _PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got"
-                          r"|became|now)\b)", re.I)
+                          r"|became|now)\b|i (?:start|am starting|will start)\b)", re.I)
 _SUPPOSED_PIECE_BREAK = re.compile(_CLAUSE_START, re.I)
+# A message that opens a game of make-believe: what follows is the game's, not the speaker's life ("Pretend you're
+# a car dealer and I'm haggling, I want to practise").
+_MAKE_BELIEVE = re.compile(r"\W*(?:(?:ok(?:ay)?|so|hey|now)[, ]+)?(?:let'?s\s+)?(?:pretend|role-?play|act (?:as|like)"
+                           r"|play (?:the role of|a game)|imagine (?:you|we)(?:'re| are))\b", re.I)
 _SUPPOSED = re.compile(r"\W*(?:what if|if|suppose|imagine|what would|would|should i|could i)\b", re.I)
 _FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b", re.I)
 
@@ -261,10 +269,18 @@ _QUESTION_AFTER_STATEMENT = re.compile(
 )
 
 
+# ...and any statement before a comma and a request ("It's Maya Okafor now since the wedding, can you fix my footer?")
+_REQUEST_AFTER_STATEMENT = re.compile(
+    rf"(?P<statement>(?!(?:{_AUXILIARY}|{_WH}|did|was|were|have|has|any)\b)\w.{{4,}}?)\s*,\s*(?:so\s+|and\s+|but\s+)?"
+    r"(?=(?:can|could|would|will)\s+(?:you|u)\s+\S.*\?\W*$)",
+    re.I,
+)
+
+
 def statement_and_question(sentence: str) -> tuple[str, str]:
-    """The first-person statement a question rests on, without its "since", and the question; ("", sentence)
-    when there is none."""
-    found = _QUESTION_AFTER_STATEMENT.match(sentence.strip())
+    """The statement a question rests on (first-person, or any before a request), without its "since", and the
+    question; ("", sentence) when there is none."""
+    found = _QUESTION_AFTER_STATEMENT.match(sentence.strip()) or _REQUEST_AFTER_STATEMENT.match(sentence.strip())
     return (found["statement"], sentence.strip()[found.end():]) if found else ("", sentence)
 
 
@@ -306,10 +322,17 @@ _CONTRACTED = [
 ]
 
 
+# "Since I got divorced I'm doing the finances myself": a fronted reason with no comma after it ends where the
+# speaker is named again
+_FRONTED_REASON = re.compile(r"^\W*(?:since|ever since|because|now that)\s+(?:i|we)\b[^,;:]*?\s+"
+                             r"(?=(?:i|i'm|im|i've|ive|we|we're|we've)\s)", re.I)
+
+
 def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
-    for part in (part for said in split_sentences(cleaned(text)) for part in _introduction(said)):
+    for part in (piece for said in split_sentences(cleaned(text)) for introduced in _introduction(said)
+                 for piece in _reason_apart(introduced)):
         # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
         breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
         # "my wife's birthday is Friday and she loves Thai food, gift ideas?": the fact before the question
@@ -318,6 +341,11 @@ def pieces(text: str) -> list[str]:
             if re.search(r"\w", piece):
                 found.append(piece)
     return found
+
+
+def _reason_apart(part: str) -> list[str]:
+    reason = _FRONTED_REASON.match(part)
+    return [reason[0].rstrip(), part[reason.end():]] if reason else [part]
 
 
 def cleaned(text: str) -> str:
@@ -349,7 +377,9 @@ _EMOJI_RUN = r"[^\w\s.,;:!?()'\"-]+"
 _EMOJI_BETWEEN = re.compile(
     rf"(?<=\w)\s+(?:{_EMOJI_RUN}\s*)+(?=(?-i:[A-Z])|(?:(?:and|but|so)\s+)?(?:i|i'm|im|i've|we|we're|my|our|he|she"
     r"|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
-    r"|please|thanks|thank|the|this|that|there|now|also|still|finally)\b)", re.I)
+    r"|please|thanks|thank|the|this|that|there|now|also|still|finally"
+    # ...or a request ("...never around for our birthday 🙄 help me plan something")
+    r"|help|tell|give|write|make|suggest|find|recommend|show|send|remind|check|plan)\b)", re.I)
 _SUBJECT_BEFORE = re.compile(r"\b(?:i|we|you|they)$", re.I)
 
 
@@ -382,7 +412,6 @@ def third_person(piece: str, who: str) -> str:
     # "My partner and I are trying", "me and my bf split": the user and theirs, the verb plural as said
     text = _WE_TWO.sub(lambda m: _the_two_of_them(m, who), text, count=1)
     starts_with_speaker = re.match(r"(?:i|we|my|our)\b", text, re.I)
-    first = text.split(" ", 1)[0].lower()
     # "Got my first car", "transferred to ICU": no subject, the speaker's understood
     # ...in its first clause: "Did a Pass Plus course and I'm grand now", "Started yoga when I was pregnant"
     first_clause = _SUBORDINATE.sub("", _NEXT_CLAUSE.split(text, maxsplit=1)[0])
@@ -394,12 +423,16 @@ def third_person(piece: str, who: str) -> str:
         text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
     elif unsaid and _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
         text = f"{who} has {text[:1].lower()}{text[1:]}"  # "no pets, my husband's allergic" -> "Maria has no pets"
-    elif unsaid and first.endswith("ing") and len(first) > 4 and not _VERB_AFTER_GERUND.search(first_clause):
-        # "Doing my masters at Wits", "working in retail now" (not "cooking for a crowd is in my blood")
+    elif unsaid and _is_gerund(_first_word(text)) and not _VERB_AFTER_GERUND.search(first_clause):
+        # "Doing my masters at Wits", "still driving the Ranger" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
+    # "we got married": the speaker did, not their household
+    adverbs = rf"((?: (?:{'|'.join(_ADVERBS)}))*)"
+    text = re.sub(rf"\bwe{adverbs} (got|are|were){adverbs} (married|engaged|divorced|separated)\b",
+                  lambda m: f"{who}{m[1]} {_SINGULAR.get(m[2].lower(), m[2])}{m[3]} {m[4]}", text, count=1, flags=re.I)
     # "we all call him Bub": the household, whose verb stays plural after "all" or "both"
     text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*)( (?:all|both))? (\S+)",
                   lambda m: f"{whose} household{m[1]}{m[2] or ''} {m[3] if m[2] else _agreeing(m[3])}",
@@ -422,6 +455,7 @@ def third_person(piece: str, who: str) -> str:
     return sentence(text) + "."
 
 
+_SINGULAR = {"are": "is", "were": "was"}
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
 _VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had)\b",
                                 re.I)
@@ -436,8 +470,8 @@ def _a_verb_first(piece: str) -> bool:
     speaker did, not someone's name ("Ted left Siemens", "Fred retired" name someone)."""
     first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
     if first in _ADVERBS:
-        # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon"
-        return second not in _SUBJECTS and second not in _POSSESSIVES
+        # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon", "still driving"
+        return second not in _SUBJECTS and second not in _POSSESSIVES and not _is_gerund(second)
     # An irregular past or a change verb is never a name: its object may end in "s" ("Switched careers", "sold
     # gran's piano") and a participle may follow it ("Got promoted to manager", "got engaged"); nor is a word
     # typed in lower case ("changed careers"). Any other "-ed" word may be one ("Jared works nights").
@@ -446,6 +480,21 @@ def _a_verb_first(piece: str) -> bool:
     plural_or_verb = second.endswith("s") and not verb and piece.lstrip()[:1].isupper()
     return past and not ((_says_what_was_done(second) and not verb) or plural_or_verb
                          or second in _VERBS_AFTER_A_NAME)
+
+
+_ING_WORDS = frozenset({"bring", "sing", "ring", "swing", "sting", "cling", "fling", "string", "wring", "spring",
+                        "thing", "nothing", "something", "everything", "anything", "morning", "evening", "king",
+                        "wedding"})
+
+
+def _is_gerund(word: str) -> bool:
+    return len(word) > 4 and word.lower().endswith("ing") and word.lower() not in _ING_WORDS
+
+
+def _first_word(piece: str) -> str:
+    """The piece's first word once adverbs are read past ("still driving" -> "driving")."""
+    words = _words_without_adverbs(piece)
+    return words[0] if words else ""
 
 
 def _words_without_adverbs(piece: str) -> list[str]:
@@ -581,7 +630,9 @@ def complete(
     x = classifier.features(texts, vectors)
     messages = np.vstack([np.repeat(vector[None, :], len(found), axis=0)
                           for vector, (_, _, found) in zip(message_vectors, work, strict=True)])
-    probability = np.where(classifier.not_a_statement(texts), 0.0,
+    make_believe = np.array([bool(_MAKE_BELIEVE.match(episode.content)) for _, episode, found in work for _ in found],
+                            dtype=bool)
+    probability = np.where(classifier.not_a_statement(texts) | make_believe, 0.0,
                            classifier.durable_probability(x, messages, texts))
     margin = probability - classifier.thresholds(x)  # at least 0: durable
     family_probabilities = classifier.family_probabilities(texts, vectors)
@@ -952,6 +1003,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
                 attribute = ""
             else:
                 value = found_name[0]
+                if any(c.attribute in _NAME_TEXTS and c.value.lower() == value.lower() for c in own):
+                    continue  # "Call me Tom, nobody calls me Thomas": the rules named them; never "Tom goes by Tom."
                 text = _NAME_TEXTS[attribute].format(value=value, who=sentence(who))
         made.append(Candidate(
             text=text, subject=about or subject, attribute=attribute, value=value,
@@ -966,8 +1019,10 @@ def _continued(found: list[str]) -> dict[str, str]:
     left Siemens and | now works for a bakery" -> "Ines now works for a bakery" (not the speaker's job)."""
     continued = {}
     for before, piece in zip(found, found[1:], strict=False):
-        if (thing := _THING_FIRST.match(piece)) and _SPEAKER.search(piece) and (named := _the_one_name(before)):
-            # "Can you give me tips for Stardew Valley? | It's my comfort game": what the speaker says of it
+        if ((thing := _THING_FIRST.match(piece)) and _SPEAKER.search(piece) and (named := _the_one_name(before))
+                and not any(named in old for old in ended(before))):
+            # "Can you give me tips for Stardew Valley? | It's my comfort game": what the speaker says of it (not
+            # of what the piece before said is over: "moved on from FIFA, | it's all Mario Kart in our house now")
             verb = {"'s": "is", "'re": "are"}.get(thing[2].lower(), thing[2].strip())
             continued[piece] = f"{named} {verb} {piece[thing.end():]}"
             continue

@@ -680,7 +680,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      r"|a boy|a girl|twins|triplets|(?:our|my|a) (?:first|second|third|fourth|fifth)(?: (?:baby|child|kid|one))?"
      r"|baby (?:number|no\.?) \w+|number (?:two|three|four|2|3|4)|again))?)"
      r"(?P<when>(?: (?:in|on|at|around|this|next|any|due)\b[^!?.]*)?)\W*$", _expecting),
-    (rf"(?:it is|it's|its|this is) {_SIGNED}(?:,? (?:again|here|by the way|btw))*\W*$", _signed_name),
+    # ...and a new name after a wedding: "it's Laura Bennett now since the wedding"
+    (rf"(?:it is|it's|its|this is) {_SIGNED}(?:,? (?:again|here|by the way|btw|now))*"
+     r"(?:\s*,?\s+(?:since|after) (?:the wedding|(?:i|we) got married|(?:my|our) wedding)\b[^,.!?]*)?(?:\W*$|\s*,)",
+     _signed_name),
     (rf"{_SIGNED} here\b(?:\W*$|,)", _signed_name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
     (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
@@ -713,7 +716,19 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:I am employed (?:at|by)|my employer is) (?P<employer>.+)", _work()),
     (r"I (?P<changed>started|began)(?: a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)", _work()),
     (r"I (?P<changed>got) an? (?:new )?job (?:at|with) (?P<employer>.+)", _work()),
+    # "I start at Costco on Monday" (a named employer: not "I start at 8", "at the bottom")
+    (r"I (?:am |will )?(?P<changed>start|starting) (?:a new job |my new job |work |working )?(?:at|with) "
+     r"(?P<employer>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z&])[\w&'.-]*)*)", _work()),
     (r"I (?P<changed>became|have become) (?:a|an) (?P<job>.+)", _work(job_checked=True)),
+    # a job said by its first days ("first week as a teacher went ok") or by a promotion ("they made me sous chef")
+    (r"(?:my |the )?(?P<changed>first) (?:days?|weeks?|months?|shifts?|year) (?:as|being) (?:a |an )?(?P<job>.+?)"
+     r"(?: (?:at|for) (?P<employer>.+?))?(?: (?:went|was|is|has|have|had|tomorrow|today|done|starts|over|and)\b.*)?$",
+     _work(job_checked=True)),
+    (r"(?:they|work|my (?:boss|manager)|management|the (?:boss|company|board)) (?:just |finally |officially )?"
+     r"(?P<changed>made|promoted) me (?:to )?(?:a |an |the )?(?P<job>.+)", _work(job_checked=True)),
+    # ...and a job ended by its last day: "last day at Target was Friday"
+    (r"(?:my |the )?last (?:day|shift|week) (?:at|with) (?P<employer>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z&])[\w&'.-]*)*)"
+     r" (?:was|is today)\b", _left_job),
     (
         rf"(?:I|we) (?:live|am living|are living|have lived|have been living|reside|am based|are based) in {_VALUE}",
         _city,
@@ -725,6 +740,12 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      r" (?:a|an|our|my)(?: (?!holiday|summer|second|vacation|beach|investment|rental)\w+)?"
      r" (?:house|home|flat|apartment|place|condo"
      rf"|bungalow|cottage|townhouse|terrace) in {_VALUE}", _city),
+    # a move the employer makes: "Deloitte's relocating me to Madrid", "work transferred us to Perth"
+    (r"(?:[\w&'.-]+ ){0,4}?(?P<changed>relocating|relocated|transferring|transferred|posting|posted) (?:me|us) to "
+     r"(?P<value>(?-i:[A-Z])[\w'.-]*(?: (?-i:[A-Z])[\w'.-]*)*)", _city),
+    # a new home named by where it is: "the new place in Jersey City has a balcony"
+    (r"(?:the|our|my) (?P<changed>new) (?:place|house|home|flat|apartment|condo|townhouse|bungalow|cottage)"
+     r" (?:in|over in|out in) (?P<value>(?-i:[A-Z])[\w'.-]*(?: (?-i:[A-Z])[\w'.-]*)*)", _city),
     (rf"I am (?:originally )?from {_VALUE}", _hometown),
     (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
     (rf"(?:I (?:am )?(?:planning|plan|intend|intending|hoping|hope) (?:to|on)|my plan is to) {_VALUE}", _plan()),
