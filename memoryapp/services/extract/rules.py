@@ -672,6 +672,7 @@ _VALUE = r"(?P<value>.+)"
 _SPECIES = alternatives(PETS)
 _DIETS = alternatives(DIET_ALIASES)
 _EVENT = f"(?:{alternatives(EVENT_NOUNS)})"
+_PROPER = r"(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z&])[\w&'.-]*)*"  # as typed: "Costco", "Jersey City", "Hollis & Greer"
 _RULE_TABLE: list[tuple[str, Rule]] = [
     (rf"(?:(?:my )?name is|name's|(?:you can )?call me|I am called|I go by|people call me) {_VALUE}", _name),
     # Only a baby, or nothing named, is expected in a pregnancy ("expecting a package" is none).
@@ -718,7 +719,7 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I (?P<changed>got) an? (?:new )?job (?:at|with) (?P<employer>.+)", _work()),
     # "I start at Costco on Monday" (a named employer: not "I start at 8", "at the bottom")
     (r"I (?:am |will )?(?P<changed>start|starting) (?:a new job |my new job |work |working )?(?:at|with) "
-     r"(?P<employer>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z&])[\w&'.-]*)*)", _work()),
+     rf"(?P<employer>{_PROPER})", _work()),
     (r"I (?P<changed>became|have become) (?:a|an) (?P<job>.+)", _work(job_checked=True)),
     # a job said by its first days ("first week as a teacher went ok") or by a promotion ("they made me sous chef")
     (r"(?:my |the )?(?P<changed>first) (?:days?|weeks?|months?|shifts?|year) (?:as|being) (?:a |an )?(?P<job>.+?)"
@@ -727,7 +728,7 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:they|work|my (?:boss|manager)|management|the (?:boss|company|board)) (?:just |finally |officially )?"
      r"(?P<changed>made|promoted) me (?:to )?(?:a |an |the )?(?P<job>.+)", _work(job_checked=True)),
     # ...and a job ended by its last day: "last day at Target was Friday"
-    (r"(?:my |the )?last (?:day|shift|week) (?:at|with) (?P<employer>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z&])[\w&'.-]*)*)"
+    (rf"(?:my |the )?last (?:day|shift|week) (?:at|with) (?P<employer>{_PROPER})"
      r" (?:was|is today)\b", _left_job),
     (
         rf"(?:I|we) (?:live|am living|are living|have lived|have been living|reside|am based|are based) in {_VALUE}",
@@ -742,10 +743,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      rf"|bungalow|cottage|townhouse|terrace) in {_VALUE}", _city),
     # a move the employer makes: "Deloitte's relocating me to Madrid", "work transferred us to Perth"
     (r"(?:[\w&'.-]+ ){0,4}?(?P<changed>relocating|relocated|transferring|transferred|posting|posted) (?:me|us) to "
-     r"(?P<value>(?-i:[A-Z])[\w'.-]*(?: (?-i:[A-Z])[\w'.-]*)*)", _city),
+     rf"(?P<value>{_PROPER})", _city),
     # a new home named by where it is: "the new place in Jersey City has a balcony"
     (r"(?:the|our|my) (?P<changed>new) (?:place|house|home|flat|apartment|condo|townhouse|bungalow|cottage)"
-     r" (?:in|over in|out in) (?P<value>(?-i:[A-Z])[\w'.-]*(?: (?-i:[A-Z])[\w'.-]*)*)", _city),
+     rf" (?:in|over in|out in) (?P<value>{_PROPER})", _city),
     (rf"I am (?:originally )?from {_VALUE}", _hometown),
     (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
     (rf"(?:I (?:am )?(?:planning|plan|intend|intending|hoping|hope) (?:to|on)|my plan is to) {_VALUE}", _plan()),
