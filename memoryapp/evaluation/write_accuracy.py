@@ -229,7 +229,10 @@ def _words_of_ending(text: str) -> set[str]:
 # Words that say a value is over (a memory saying them of the old value does not hold it).
 _SAYS_OVER = re.compile(r"\b(?:no longer|not|never|anymore|any more|quit|left|stopped|gave up|given up|sold|split"
                         r"|broke up|divorced|died|passed away|ended|last day|cancell?ed|moved out|retired from"
-                        r"|passed(?= (?:in|on|over|last|this|yesterday)\b)|rehome|rehomed|got rid of)\b"
+                        r"|passed(?= (?:in|on|over|last|this|yesterday)\b)|rehome|rehomed|got rid of"
+                        # a plan that did not happen: "the user scrapped the Portland plan", "the Calgary job fell
+                        # through", "the Lima trip's off"
+                        r"|scrapped|fell through|called off|(?:is|'s|are) off)\b"
                         r"|n't\b", re.I)
 
 

@@ -136,6 +136,11 @@ def test_a_memory_that_says_the_old_value_is_over_does_not_hold_it_unless_the_ol
     assert not write_accuracy.holds_old_value(["Tigger passed in May.", "The user got a puppy."], cat)
     assert not write_accuracy.holds_old_value(["The user had to rehome Tigger."], cat)
     assert write_accuracy.holds_old_value(["Tigger passed the vet check."], cat)
+    # a plan called off: over too
+    trip = pair("I'm flying to Oslo in May.", "Oslo", "The Oslo trip's off, we're doing Rome instead.", "Rome")
+    assert not write_accuracy.holds_old_value(["The Oslo trip's off.", "The user is going to Rome."], trip)
+    assert not write_accuracy.holds_old_value(["The user scrapped the Oslo plan."], trip)
+    assert write_accuracy.holds_old_value(["The user is flying to Oslo in May."], trip)
 
 
 def test_the_corpus_and_the_training_items_are_sound():

@@ -542,6 +542,8 @@ def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said,
     ("I ❤️ Copenhagen", ["I love Copenhagen"]),
     ("my aunt Rosa teaches salsa 💃 help me pick her a gift",
      ["my aunt Rosa teaches salsa", "help me pick her a gift"]),
+    ("turned 60 in June and my back knows it 😩 gentlest yoga class for beginners?",
+     ["turned 60 in June and my back knows it", "gentlest yoga class for beginners?"]),
     # the fact before a question that ends the sentence after a comma
     ("my dad is diabetic and loves baking, recipe ideas?", ["my dad is diabetic and loves baking", "recipe ideas?"]),
     # without a comma a question starts as one ("can you", "what"), never at the statement's own verb

@@ -379,7 +379,9 @@ _EMOJI_BETWEEN = re.compile(
     r"|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
     r"|please|thanks|thank|the|this|that|there|now|also|still|finally"
     # ...or a request ("...never around for our birthday 🙄 help me plan something")
-    r"|help|tell|give|write|make|suggest|find|recommend|show|send|remind|check|plan)\b)", re.I)
+    r"|help|tell|give|write|make|suggest|find|recommend|show|send|remind|check|plan)\b"
+    # ...or a question, however it opens ("turned 31 and the railcard's gone 😭 cheapest way to Glasgow now?")
+    r"|[^.!?]*\?)", re.I)
 _SUBJECT_BEFORE = re.compile(r"\b(?:i|we|you|they)$", re.I)
 
 
