@@ -631,3 +631,12 @@ def test_it_after_what_is_over_is_not_what_is_over():
     assert general._continued(["We've moved on from Minecraft", "it's all Zelda in our house now"]) == {}
     assert general._continued(["Any tips for Stardew Valley", "It's my comfort game"]) == {
         "It's my comfort game": "Stardew Valley is my comfort game"}
+
+
+def test_thresholds_are_chosen_on_writers_the_model_never_read():
+    # a writer's pieces share one out-of-fold fold, and the writers are dealt evenly over the folds
+    writers = [part for part in "abcdefghij" for _ in range(3)]
+    folds = train._writer_folds(writers)
+    assert all(len(set(folds[[i for i, w in enumerate(writers) if w == part]])) == 1 for part in "abcdefghij")
+    assert sorted(np.bincount(folds, minlength=train.FOLDS)) == [6] * train.FOLDS
+    assert train._writer("v-m017") == "v" and train._writer("tr3-c001") == "tr3"
