@@ -47,15 +47,11 @@ from memoryapp.services.extract import classifier, train
 BARS = ("REPLACEMENT_BAR", "HEARD_CHANGE_BAR", "NAMED_PERSON_BAR")
 
 
-def _part(item_id: str) -> str:
-    return item_id.split("-", 1)[0]
-
-
 def pairs_cross_fitted(split: str, folds: int) -> list[dict]:
     """pairs_written for each fold of corpus parts, under weights trained without that fold's dev files."""
     pairs = write_corpus.changes(split)
     facts = [m for m in write_corpus.messages(split) if m.family != "none"]
-    parts = sorted({_part(pair.id) for pair in pairs})
+    parts = sorted({train.writer_of(pair.id) for pair in pairs})
     found = []
     try:
         for fold in range(folds):
@@ -68,7 +64,7 @@ def pairs_cross_fitted(split: str, folds: int) -> list[dict]:
                 np.savez_compressed(weights, **train.train(Path(folder)))
                 classifier._weights = classifier.load(weights)
             print(f"fold {fold + 1}/{folds}: parts {', '.join(sorted(held_out))} held out", flush=True)
-            found += pairs_written([pair for pair in pairs if _part(pair.id) in held_out], facts)
+            found += pairs_written([pair for pair in pairs if train.writer_of(pair.id) in held_out], facts)
     finally:
         classifier._weights = None  # the shipped weights again
     return found

@@ -639,4 +639,4 @@ def test_thresholds_are_chosen_on_writers_the_model_never_read():
     folds = train._writer_folds(writers)
     assert all(len(set(folds[[i for i, w in enumerate(writers) if w == part]])) == 1 for part in "abcdefghij")
     assert sorted(np.bincount(folds, minlength=train.FOLDS)) == [6] * train.FOLDS
-    assert train._writer("v-m017") == "v" and train._writer("tr3-c001") == "tr3"
+    assert train.writer_of("v-m017") == "v" and train.writer_of("tr3-c001") == "tr3"

@@ -429,14 +429,13 @@ def third_person(piece: str, who: str) -> str:
         # "Doing my masters at Wits", "still driving the Ranger" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
-    text = re.sub(rf"\b[Ii]((?: (?:{'|'.join(_ADVERBS)}))*) (\S+)",
+    text = re.sub(rf"\b[Ii]{_ADVERB_RUN} (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
     # "we got married": the speaker did, not their household
-    adverbs = rf"((?: (?:{'|'.join(_ADVERBS)}))*)"
-    text = re.sub(rf"\bwe{adverbs} (got|are|were){adverbs} (married|engaged|divorced|separated)\b",
+    text = re.sub(rf"\bwe{_ADVERB_RUN} (got|are|were){_ADVERB_RUN} (married|engaged|divorced|separated)\b",
                   lambda m: f"{who}{m[1]} {_SINGULAR.get(m[2].lower(), m[2])}{m[3]} {m[4]}", text, count=1, flags=re.I)
     # "we all call him Bub": the household, whose verb stays plural after "all" or "both"
-    text = re.sub(rf"\bwe((?: (?:{'|'.join(_ADVERBS)}))*)( (?:all|both))? (\S+)",
+    text = re.sub(rf"\bwe{_ADVERB_RUN}( (?:all|both))? (\S+)",
                   lambda m: f"{whose} household{m[1]}{m[2] or ''} {m[3] if m[2] else _agreeing(m[3])}",
                   text, count=1, flags=re.I)
     # "My mother-in-law lives with us", "No pets for us": the speaker is one of "us"
@@ -458,6 +457,7 @@ def third_person(piece: str, who: str) -> str:
 
 
 _SINGULAR = {"are": "is", "were": "was"}
+_ADVERB_RUN = rf"((?: (?:{'|'.join(_ADVERBS)}))*)"  # a group: the adverbs after a subject or a verb, kept as said
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
 _VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had)\b",
                                 re.I)

@@ -77,7 +77,7 @@ def examples(corpus_dir=None, training_dir=None
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
-            writers.append(_writer(message.id))
+            writers.append(writer_of(message.id))
     for pair in _changes(corpus_dir, training_dir):
         for text, must in ((pair.before, pair.before_must), (pair.after, pair.after_must)):
             group += 1
@@ -91,11 +91,12 @@ def examples(corpus_dir=None, training_dir=None
                     labels.append(1)
                     families.append(pair.family)
                     groups.append(group)
-                    writers.append(_writer(pair.id))
+                    writers.append(writer_of(pair.id))
     return texts, labels, families, groups, encoded, messages, writers
 
 
-def _writer(item_id: str) -> str:
+def writer_of(item_id: str) -> str:
+    """The corpus part or training file an item id belongs to: "u" of "u-m002", "tr3" of "tr3-c001"."""
     return item_id.split("-", 1)[0]
 
 
