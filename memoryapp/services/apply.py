@@ -523,7 +523,8 @@ def _names_the_value(wanted: set[str], phrase: str, said: set[str]) -> bool:
     """Whether a memory's stems name the value a phrase ended: every name and number of the phrase, and its
     other words but one when it has three or more ("stopped doing food bank shifts" ends "volunteers at
     the food bank")."""
-    names = {stem(word) for word in _NAMING_WORD.findall(phrase)}
+    # stemmed as `wanted` is, hyphens apart: "T-Mobile" names t and mobil, not "t-mobile"
+    names = {named for word in _NAMING_WORD.findall(phrase) for named in _stems(word)}
     missing = wanted - said
     return names <= said and (not missing or (len(wanted) >= 3 and len(missing) == 1 and not missing & names))
 

@@ -196,6 +196,14 @@ def test_job_and_employer_in_one_clause_are_two_facts():
     assert candidates[1].text == "Sam works at St. Mary's Hospital."
 
 
+def test_a_job_after_as_is_read_within_the_clause_only():
+    assert triples(extract("I work for Google as a software engineer, mostly on Maps")) == [
+        ("sam", "job", "software engineer", "state"), ("sam", "employer", "Google", "state")]
+    # "as fun as it sounds" is no job
+    assert triples(extract("I work at Deloitte in audit, its exactly as fun as it sounds")) == [
+        ("sam", "employer", "Deloitte", "state")]
+
+
 @pytest.mark.parametrize("said", ["I'm an atheist.", "I'm a committed pacifist.", "I'm a lifelong socialist."])
 def test_a_conviction_that_ends_like_a_job_title_is_no_job(said):
     assert not [c for c in extract(said) if c.attribute == "job"]
@@ -316,6 +324,21 @@ def test_likes_and_dislikes_are_lowercase_but_for_names_and_moderately_important
     candidate = only(message)
     assert (candidate.attribute, candidate.value, candidate.importance) == (attribute, value, importance)
     assert candidate.cardinality == "multi"
+
+
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        ("I hate olives", "Sam hates olives."),
+        ("I really hate hate hate mornings", "Sam hates mornings."),
+        ("I can't stand cilantro", "Sam can't stand cilantro."),
+        ("I adore Lisbon", "Sam adores Lisbon."),
+        ("I don't like horror movies", "Sam dislikes horror movies."),
+        ("I enjoy hiking", "Sam likes hiking."),
+    ],
+)
+def test_a_strong_feeling_keeps_its_word_in_the_memory(message, text):
+    assert only(message).text == text
 
 
 def test_liking_a_pronoun_says_nothing():
@@ -474,6 +497,23 @@ def test_i_meant_corrects_the_value_of_the_last_statement():
 
 def test_i_meant_without_an_earlier_statement_yields_nothing():
     assert extract("I meant Porto") == []
+
+
+def test_a_correction_that_names_the_wrong_word_corrects_only_a_statement_that_said_it():
+    assert triples(extract("I live in Lisbon", "sorry, I meant Porto not Lisbon"))[1] == ("sam", "city", "Porto",
+                                                                                         "correct")
+    # a slip in some other message (a date, say) leaves the allergy alone
+    assert triples(extract("I'm allergic to cats.", "sorry typo, I meant Tuesday not Thursday")) == [
+        ("sam", "allergy", "cats", "state")]
+
+
+def test_corrections_and_retractions_refer_to_the_users_previous_message_only():
+    chat = ["I'm allergic to cats.", "nice weather today", "haha", "ok thanks"]
+    assert [c.relation for c in extract(*chat, "I meant dogs")] == ["state"]
+    assert [c.attribute for c in extract(*chat, "just kidding")] == ["allergy", ""], "a retraction of nothing said"
+    # the assistant's turns between do not count
+    said = extract("I live in Lisbon", EpisodeInput("Lovely city!", NOW, "assistant"), "I meant Porto")
+    assert triples(said)[1] == ("sam", "city", "Porto", "correct")
 
 
 @pytest.mark.parametrize(
@@ -641,6 +681,11 @@ def test_a_chat_signed_with_a_name_gives_the_name(message):
 def test_what_is_here_or_what_it_is_is_rarely_a_name():
     assert extract("It's Friday here, finally.", "Sunny here today.", "Same here.", "It's Christmas!",
                    "Morning here, coffee first.") == []
+
+
+def test_where_a_name_comes_from_is_not_a_name():
+    found = extract("My name is Bronagh, it's Irish, you say it BRO-nah", "it's Welsh btw", "It's Hebrew.")
+    assert [(c.attribute, c.value) for c in found] == [("name", "Bronagh")]
 
 
 def test_call_me_in_an_idiom_gives_no_name():

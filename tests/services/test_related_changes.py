@@ -220,6 +220,22 @@ def test_a_later_life_state_ends_the_earlier_one(acme, before, after, old, new):
     assert holds(now, *new) and not holds(now, *old), now
 
 
+def test_a_value_with_a_hyphen_said_to_be_over_ends_among_many_memories(acme):
+    user = make_user(acme, "zia")
+    held = ["I have a cat named Miso.", "I'm allergic to penicillin.", "My sister lives in Leeds.",
+            "I play chess on Sundays.", "I work as a pharmacist.", "I drive a Skoda.", "I'm vegetarian.",
+            "My dad lives in Galway.", "I love jazz.", "I go running before work."]
+    for number, text in enumerate(held):
+        tell(user, text, "2025-02-01", f"first{number}")
+    tell(user, "I'm really into cross-stitch at the minute, it's the only thing that calms me down after work.",
+         "2025-03-01", "chat")
+    # the next day, in the same conversation: "Cross-stitch" is named whole, not "cross" and "stitch" apart
+    tell(user, "Cross-stitch is out, crochet is in lol — what's an easy first blanket pattern?", "2025-03-02", "chat")
+    now = current_texts(user)
+    assert holds(now, "crochet") and not any(mentions(t, ("cross-stitch",)) and not mentions(t, ("crochet",))
+                                             for t in now), now
+
+
 def test_a_relatives_later_state_leaves_the_users_own_state(acme):
     """A cousin's baby ends no pregnancy of the user's; a state already said as the later one stays."""
     now = told_in_turn(acme, "wren", "I'm 20 weeks pregnant.", "My cousin's baby was born yesterday, a girl!")

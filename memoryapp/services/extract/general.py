@@ -199,8 +199,10 @@ _CLAUSE_START = (
 )
 # "I left Google and joined Stripe": the second verb's clause is news of its own, except in a supposition;
 # so is "...was Friday and I start at Costco on Monday".
+# ...and before a verb whose subject was left out, the speaker's ("sold the flat and moved to Leeds"), unless the
+# speaker is its object: "dentist rang and moved me to Thursday" is the dentist's doing.
 _PIECE_BREAK = re.compile(_CLAUSE_START + r"|\s+(?:and|but)\s+(?=(?:joined|went|moved|took|started|switched|got"
-                          r"|became|now)\b|i (?:start|am starting|will start)\b)", re.I)
+                          r"|became|now)\b(?!\s+(?:me|us)\b)|i (?:start|am starting|will start)\b)", re.I)
 _SUPPOSED_PIECE_BREAK = re.compile(_CLAUSE_START, re.I)
 # A message that opens a game of make-believe: what follows is the game's, not the speaker's life ("Pretend you're
 # a car dealer and I'm haggling, I want to practise").
@@ -815,7 +817,12 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
         for at, piece in enumerate(said_before):
             taken = any(piece in parts for parts in told.values())
             if at and not taken and piece in general and _GOES_ON.match(_unsaid(piece.text, who)):
-                told.setdefault(id(said_before[at - 1]), [said_before[at - 1]]).append(piece)
+                # told with the fullest memory of the piece before ("wife Carmen adores sunflowers", not the
+                # "wife's name is Carmen" read from the same words)
+                earlier = [c for c in said_before[:at] if said_at[id(c)][0] < said_at[id(piece)][0]]
+                host = min((c for c in earlier if said_at[id(c)][0] == said_at[id(earlier[-1])][0]),
+                           key=lambda c: said_at[id(c)], default=said_before[at - 1])
+                told.setdefault(id(host), [host]).append(piece)
     hosts = {id(c) for c in everything if id(c) in told and not any(c in parts[1:] for parts in told.values())}
     folded = {id(part) for host in hosts for part in told[host][1:]}
     if not folded:

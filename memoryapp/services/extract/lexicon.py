@@ -430,6 +430,18 @@ LANGUAGES = (
     "persian", "farsi", "swahili", "tagalog", "indonesian", "malay", "czech", "romanian", "hungarian", "irish",
     "welsh", "catalan", "afrikaans", "zulu", "yoruba", "igbo", "hausa",
 )
+# Nationalities and peoples beside LANGUAGES: "it's Irish" after a name says where the name is from.
+NATIONALITIES = (
+    "american", "british", "canadian", "australian", "mexican", "brazilian", "argentinian", "argentine", "chilean",
+    "colombian", "peruvian", "venezuelan", "cuban", "jamaican", "scottish", "english", "irish", "welsh", "gaelic",
+    "celtic", "norse", "latin", "hebrew", "biblical", "african", "nigerian", "ghanaian", "kenyan", "ethiopian",
+    "somali", "egyptian", "moroccan", "algerian", "tunisian", "lebanese", "syrian", "iranian", "iraqi", "israeli",
+    "palestinian", "saudi", "emirati", "pakistani", "indian", "bangladeshi", "nepali", "lankan", "afghan",
+    "filipino", "filipina", "taiwanese", "singaporean", "malaysian", "samoan", "maori", "hawaiian",
+    "swiss", "austrian", "belgian", "slovak", "serbian", "croatian", "bosnian", "albanian", "bulgarian",
+    "lithuanian", "latvian", "estonian", "icelandic", "scandinavian", "slavic", "armenian", "georgian", "kurdish",
+    "sanskrit", "nordic", "asian", "european",
+)
 # Common verbs that begin a standing instruction ("always answer in French", "never mention ...").
 INSTRUCTION_VERBS = frozenset(
     {

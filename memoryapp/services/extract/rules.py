@@ -40,6 +40,7 @@ from .lexicon import (
     JOB_WORDS,
     LANGUAGES,
     LOWERCASE_PARTICLES,
+    NATIONALITIES,
     NOT_JOBS,
     PETS,
     PLAN_VERBS,
@@ -127,13 +128,27 @@ class _Conversation:
     candidates: list[Candidate] = field(default_factory=list)
     last_fact: dict[str, Candidate] = field(default_factory=dict)
     last_episode: dict[str, EpisodeInput] = field(default_factory=dict)
+    # The index of the user's message before the one being read, per session (assistant turns between).
+    user_turn_before: dict[str, int] = field(default_factory=dict)
+    last_user_turn: dict[str, int] = field(default_factory=dict)
 
     def read(self, index: int, episode: EpisodeInput) -> None:
+        if episode.source in CONVERSATION_SOURCES:
+            self.user_turn_before[episode.session] = self.last_user_turn.get(episode.session, -1)
+            self.last_user_turn[episode.session] = index
         if episode.source in CONVERSATION_SOURCES | FIRST_PERSON_SOURCES:
             # read without emoji: "I live in Porto 🏖" keeps the value "Porto", which "I live in Porto" says again
             for sentence in split_sentences(general.cleaned(episode.content)):
                 self._read_sentence(sentence, index, episode)
         self.last_episode[episode.session] = episode
+
+    def _referred_to(self, episode: EpisodeInput, index: int) -> Candidate | None:
+        """What "just kidding", "I meant Porto" and "not anymore" refer to: the last fact, if the user said it
+        in this message or the one before; an older one is not what a correction twenty turns later means."""
+        previous = self.last_fact.get(episode.session)
+        if previous is None or previous.episode_index not in (index, self.user_turn_before.get(episode.session)):
+            return None
+        return previous
 
     def _read_sentence(self, sentence: str, index: int, episode: EpisodeInput) -> None:
         if sentence.rstrip().endswith("?") and not any(asks_how_to_reply(part) for part in split_clauses(sentence)):
@@ -150,12 +165,13 @@ class _Conversation:
             if not clause.body:
                 lead = clause  # "Actually,", "Hi,", "Last year,": they qualify the clause that follows
                 continue
-            for fact, subject in self._facts(clause, episode, conversational):
+            for fact, subject in self._facts(clause, episode, index, conversational):
                 self._add(fact, subject, clause, index, episode, conversational)
             lead = None
 
-    def _facts(self, clause: _Clause, episode: EpisodeInput, conversational: bool) -> list[tuple[_Fact, str]]:
-        previous = self.last_fact.get(episode.session)
+    def _facts(self, clause: _Clause, episode: EpisodeInput, index: int,
+               conversational: bool) -> list[tuple[_Fact, str]]:
+        previous = self._referred_to(episode, index)
         if conversational and _RETRACTION.fullmatch(clause.body):
             retraction = _Fact(
                 attribute=previous.attribute if previous else "",
@@ -247,11 +263,23 @@ def _negation_of(previous: Candidate | None) -> list[tuple[_Fact, str]]:
     return [(_Fact(previous.attribute, previous.value, "negate", previous.importance), previous.subject)]
 
 
+# "I meant Tuesday not Thursday": the correction names the word it replaces.
+_INSTEAD_OF = re.compile(r"[,;]?\s+(?:not|instead of|rather than)\s+(?P<wrong>.+)$", re.I)
+
+
 def _correction_of(previous: Candidate | None, clause: _Clause) -> list[tuple[_Fact, str]]:
-    """ "I meant Porto": the value of the last statement was wrong, its attribute still holds."""
+    """ "I meant Porto": the value of the last statement was wrong, its attribute still holds. One that names
+    the wrong word corrects the last statement only if that statement said it."""
     if previous is None or not previous.attribute or len(clause.body.split()) > 5:
         return []
-    value = normalize_value(previous.attribute, clause.body, clause.occurred_at)
+    body = clause.body
+    named = _INSTEAD_OF.search(body)
+    if named:
+        wrong = named["wrong"].strip(" .!").lower()
+        if not re.search(rf"\b{re.escape(wrong)}\b", f"{previous.value} {previous.text}".lower()):
+            return []
+        body = body[: named.start()]
+    value = normalize_value(previous.attribute, body, clause.occurred_at)
     if not value:
         return []
     return [(_Fact(previous.attribute, value, "correct", previous.importance, kind=previous.kind), previous.subject)]
@@ -449,6 +477,7 @@ _NOT_SIGNED = frozenset({
     "early", "quiet", "busy", "dark", "chaos", "madness", "nothing", "everything", "all", "same", "ditto", "me",
     "us", "you", "him", "her", "them", "newbie", "noob", "guest", "admin", "user", "home", "work", "school", "fine",
     "ok", "okay", "great", "good", "bad", "awful", "weird", "amazing", "true", "done", "over", "time", "here",
+    *LANGUAGES, *NATIONALITIES,  # "My name's Bronagh, it's Irish": where the name is from
 })
 
 
@@ -635,13 +664,21 @@ def _plan_progressive(match: re.Match, clause: _Clause) -> list[_Fact]:
     return [_Fact("plan", f"{base} {value}", importance=6)]
 
 
+# A strong feeling keeps its word in the memory ("I hate olives." -> "The user hates olives."): "dislikes"
+# would tell the agent less than the user did.
+_STRONG_VERBS = {"hate": "hates", "detest": "detests", "loathe": "loathes", "cannot stand": "can't stand",
+                 "can not stand": "can't stand", "love": "loves", "adore": "adores"}
+
+
 def _preference(attribute: str, *, strong: set[str]) -> Rule:
     def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
         value = normalize_value(attribute, match["value"], clause.occurred_at, opens_clause=match.start("value") == 0)
         if not value or _is_pointer(value):
             return []
         verb = " ".join(match["verb"].lower().split())
-        return [_Fact(attribute, value, importance=5 if verb in strong else 4)]
+        said = _STRONG_VERBS.get(verb) if verb in strong else None
+        return [_Fact(attribute, value, importance=5 if verb in strong else 4,
+                      template=f"{{who}} {said} {{value}}." if said else "")]
 
     return rule
 
@@ -713,7 +750,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I (?:quit|left|lost) my job(?: at (?P<employer>.+))?", _left_job),
     (r"I (?:got|was) (?:fired|laid off)(?: from (?P<employer>.+))?", _left_job),
     (r"I (?:work|am working|am employed) as (?:a |an )?(?P<job>.+?)(?: (?:at|for|with) (?P<employer>.+))?$", _work()),
-    (r"I (?:work|am working) (?:at|for) (?P<employer>.+?)(?: as (?:a |an )?(?P<job>.+))?$", _work()),
+    # a job after "as" within the clause: not "I work at Deloitte, its exactly as fun as it sounds"
+    (r"I (?:work|am working) (?:at|for) (?P<employer>[^,;]+?)(?: as (?:a |an )?(?P<job>[^,;]+))?(?=[,;]|$)", _work()),
     (r"(?:I am employed (?:at|by)|my employer is) (?P<employer>.+)", _work()),
     (r"I (?P<changed>started|began)(?: a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)", _work()),
     (r"I (?P<changed>got) an? (?:new )?job (?:at|with) (?P<employer>.+)", _work()),
@@ -758,7 +796,7 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I am (?P<gerund>\w+ing) (?P<value>.+)", _plan_progressive),
     (
         rf"I (?P<verb>hate|dislike|detest|loathe|cannot stand|do not like|do not enjoy|do not care for"
-        rf"|am not a (?:big |huge )?fan of|am not into) {_VALUE}",
+        rf"|am not a (?:big |huge )?fan of|am not into)(?: (?:hate|loathe|detest)\b)* {_VALUE}",
         _preference("dislikes", strong={"hate", "detest", "loathe", "cannot stand"}),
     ),
     (
