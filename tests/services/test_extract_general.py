@@ -127,6 +127,11 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert (general.third_person("Still driving my dad's old Volvo", "Sam")
             == "Sam is still driving their dad's old Volvo.")
     assert general.third_person("still bring lunch from home", "Sam") == "Sam still brings lunch from home."
+    # a time the fact holds from stays; a reason before it goes ("since I'm diabetic" is the fact itself)
+    assert (general.third_person("Since the fall I need a rollator", "Sam")
+            == "Since the fall Sam needs a rollator.")
+    assert general.third_person("Since March I work nights", "Sam") == "Since March Sam works nights."
+    assert general.third_person("since I'm diabetic", "Sam") == "Sam is diabetic."
 
 
 def test_a_verb_whose_object_is_the_speaker_stays_with_its_subject():
@@ -177,6 +182,7 @@ def test_a_change_said_in_two_pieces_is_one_memory_that_tells_it(send, before, a
     ("my two girls started swimming lessons, they're 6 and 9", ("swimming", "9")),
     # with the fullest memory of the piece before, not the name read from its words
     ("My wife Carmen adores sunflowers, they're her favourite flower", ("sunflowers", "favourite")),
+    ("we adopted a staffie from the Dogs Trust!! his name's Tyson", ("staffie", "Tyson")),
 ])
 def test_a_piece_that_goes_on_with_it_or_they_is_told_with_what_it_goes_on_with(send, said, words):
     """ "it's a ThinkPad X1" alone says nothing of what it is about: it is kept, in the memory of the piece before."""

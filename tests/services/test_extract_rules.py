@@ -196,6 +196,14 @@ def test_job_and_employer_in_one_clause_are_two_facts():
     assert candidates[1].text == "Sam works at St. Mary's Hospital."
 
 
+def test_a_place_started_at_is_a_school_unless_a_job_is_said_and_a_period_after_it_is_no_part_of_it():
+    assert triples(extract("I started at Lidl this week")) == [("sam", "employer", "Lidl", "change")]
+    assert triples(extract("I started at the community college this semester")) == [
+        ("sam", "school", "Community College", "change")]
+    assert triples(extract("I started a new job at Leeds University")) == [
+        ("sam", "employer", "Leeds University", "change")]
+
+
 def test_a_job_after_as_is_read_within_the_clause_only():
     assert triples(extract("I work for Google as a software engineer, mostly on Maps")) == [
         ("sam", "job", "software engineer", "state"), ("sam", "employer", "Google", "state")]

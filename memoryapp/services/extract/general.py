@@ -289,8 +289,12 @@ def statement_and_question(sentence: str) -> tuple[str, str]:
 _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
-    r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello|since|because|as"
-    r"|although|though|while|now that|considering|given that|seeing as|fwiw|imo|ngl|turns out|it turns out"
+    r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello"
+    # a reason before the speaker's statement ("since I'm diabetic, ..."), not a time it holds from ("since the
+    # fall I need a rollator", "since March I work nights")
+    r"|(?:since|because|as|although|though|while|now that|considering|given that|seeing as)"
+    r"(?=\s+(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)"
+    r"|fwiw|imo|ngl|turns out|it turns out"
     r"|plot twist|guess what|guess who|confession"
     r"|(?:i think )?i can (?:finally |now |honestly )?say|quick thing|small (?:admin )?thing"
     # "morning routine update:", "new job alert!": a headline before the news
@@ -848,8 +852,8 @@ def _unsaid(text: str, who: str) -> str:
 
 # A piece that goes on with what was said before it, naming it no more than this
 # (a "he" or "she" after a piece about one person is that person already: _continued)
-_GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|that|that's|thats|this|these|those|he|he's|hes|she|she's"
-                      r"|shes)\b", re.I)
+_GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|their|that|that's|thats|this|these|those|he|he's|hes|his"
+                      r"|she|she's|shes|her)\b", re.I)
 
 
 def _piece_of(text: str, found: list[str]) -> int:
@@ -861,10 +865,10 @@ def _piece_of(text: str, found: list[str]) -> int:
 
 def _as_typed(text: str, content: str) -> str:
     """A text's first word inside a sentence, in the case the user typed it: "the user", "now the user shares",
-    but "Maya is 4"."""
+    "her name is Lourdes", but "Maya is 4"."""
     first = text.split(" ", 1)[0]
     lowered = first.lower()
-    if first == "The" or re.search(rf"\b{re.escape(lowered)}\b", content):
+    if first == "The" or _GOES_ON.fullmatch(first) or re.search(rf"\b{re.escape(lowered)}\b", content):
         return lowered + text[len(first):]
     return text
 

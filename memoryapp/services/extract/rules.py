@@ -575,8 +575,11 @@ def _work(*, job_checked: bool = False) -> Rule:
         if job_checked and not (job and _looks_like_job(job)):
             return []  # no job, and so no employer either
         employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
-        # A student's "at" names where they study, not an employer: "a student at UCL" does not work there.
-        place, template = ("school", "{who} studies at {value}.") if _studies(job) else ("employer", "")
+        # A student's "at" names where they study, not an employer: "a student at UCL" does not work there; nor
+        # does "I started at the community college" (no job said).
+        studies = _studies(job) or (not job and "job_said" in match.groupdict() and not _has(match, "job_said")
+                                    and _SCHOOL.search(employer))
+        place, template = ("school", "{who} studies at {value}.") if studies else ("employer", "")
         return [
             _Fact(attribute, value, _changed(match), template=shape)
             for attribute, value, shape in (("job", job, ""), (place, employer, template))
@@ -584,6 +587,9 @@ def _work(*, job_checked: bool = False) -> Rule:
         ]
 
     return rule
+
+
+_SCHOOL = re.compile(r"\b(?:college|university|uni|school|academy|polytechnic|sixth form)\b", re.I)
 
 
 def _studies(job: str) -> bool:
@@ -753,7 +759,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     # a job after "as" within the clause: not "I work at Deloitte, its exactly as fun as it sounds"
     (r"I (?:work|am working) (?:at|for) (?P<employer>[^,;]+?)(?: as (?:a |an )?(?P<job>[^,;]+))?(?=[,;]|$)", _work()),
     (r"(?:I am employed (?:at|by)|my employer is) (?P<employer>.+)", _work()),
-    (r"I (?P<changed>started|began)(?: a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)", _work()),
+    (r"I (?P<changed>started|began)(?P<job_said> a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)",
+     _work()),
     (r"I (?P<changed>got) an? (?:new )?job (?:at|with) (?P<employer>.+)", _work()),
     # "I start at Costco on Monday" (a named employer: not "I start at 8", "at the bottom")
     (r"I (?:am |will )?(?P<changed>start|starting) (?:a new job |my new job |work |working )?(?:at|with) "
@@ -844,7 +851,10 @@ _RULES: list[tuple[re.Pattern, Rule]] = [(re.compile(pattern, re.I), rule) for p
 _STOPS = re.compile(
     r"\s+(?:because|since|but|so|which|who|when|though|although|anyway|lol|haha|too|also|as well|a lot"
     r"|very much|so much|these days|nowadays|now|anymore|again|either|right now|at the moment|for now|btw"
-    r"|over|rather than|instead of|at all|lately|recently)\b.*",
+    r"|over|rather than|instead of|at all|lately|recently"
+    # a period said after the value ("started at Lidl this week"), which find_time does not date
+    r"|(?:this|next|last|that) (?:week|weekend|month|year|semester|term|quarter|season|spring|summer|fall|autumn"
+    r"|winter))\b.*",
     re.I,
 )
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
