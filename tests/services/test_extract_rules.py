@@ -196,6 +196,18 @@ def test_job_and_employer_in_one_clause_are_two_facts():
     assert candidates[1].text == "Sam works at St. Mary's Hospital."
 
 
+@pytest.mark.parametrize(("message", "value", "relation"), [
+    ("fyi my pronouns are she/her", "she/her", "state"),
+    ("I use he/him pronouns.", "he/him", "state"),
+    # asked for, they are told all the same
+    ("hey can u use they/them for me from now on?", "they/them", "change"),
+])
+def test_pronouns_are_one_value_at_a_time(message, value, relation):
+    candidate = only(message)
+    assert (candidate.attribute, candidate.value, candidate.relation) == ("pronouns", value, relation)
+    assert candidate.cardinality == "single" and candidate.text == f"Sam's pronouns are {value}."
+
+
 def test_a_place_started_at_is_a_school_unless_a_job_is_said_and_a_period_after_it_is_no_part_of_it():
     assert triples(extract("I started at Lidl this week")) == [("sam", "employer", "Lidl", "change")]
     assert triples(extract("I started at the community college this semester")) == [
@@ -689,6 +701,12 @@ def test_a_chat_signed_with_a_name_gives_the_name(message):
 def test_what_is_here_or_what_it_is_is_rarely_a_name():
     assert extract("It's Friday here, finally.", "Sunny here today.", "Same here.", "It's Christmas!",
                    "Morning here, coffee first.") == []
+
+
+def test_the_name_to_sign_with_is_the_name():
+    assert [(c.attribute, c.value, c.relation) for c in extract("sign things as Katie Alvarez from now on")] == [
+        ("name", "Katie Alvarez", "change")]
+    assert extract("can you sign off as Thursday") == []
 
 
 def test_where_a_name_comes_from_is_not_a_name():

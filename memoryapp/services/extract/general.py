@@ -290,10 +290,10 @@ _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
     r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello"
-    # a reason before the speaker's statement ("since I'm diabetic, ..."), not a time it holds from ("since the
-    # fall I need a rollator", "since March I work nights")
+    # a reason said as the speaker's statement ("since I'm diabetic, ...", "since animal welfare matters to me"),
+    # not a time the speaker's statement after it holds from ("since the fall I need a rollator")
     r"|(?:since|because|as|although|though|while|now that|considering|given that|seeing as)"
-    r"(?=\s+(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)"
+    r"(?=\s+(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b|(?![^.!?]*\b(?:i|i'm|im|i've|ive|we|we're|we've)\b))"
     r"|fwiw|imo|ngl|turns out|it turns out"
     r"|plot twist|guess what|guess who|confession"
     r"|(?:i think )?i can (?:finally |now |honestly )?say|quick thing|small (?:admin )?thing"

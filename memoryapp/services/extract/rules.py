@@ -60,6 +60,7 @@ FIRST_PERSON_SOURCES = frozenset({"tool", "web", "document"})
 
 IMPORTANCE = {
     "name": 9,
+    "pronouns": 8,
     "allergy": 9,
     "health": 9,
     "diet": 8,
@@ -410,7 +411,8 @@ _BECAUSE = re.compile(r"\s+(?:or|because|since|as|so|cause|cuz|bc|otherwise)\s+"
 
 def asks_how_to_reply(text: str) -> bool:
     """Whether a request is a standing preference about replies (_REPLY_PREFERENCE), question mark or not."""
-    return bool(_REPLY_PREFERENCE.fullmatch(text.strip()) or _MANNER.fullmatch(text.strip()))
+    return bool(_REPLY_PREFERENCE.fullmatch(text.strip()) or _MANNER.fullmatch(text.strip())
+                or _PRONOUNS_ASKED.search(text))
 
 
 def _instruction(body: str) -> _Fact | None:
@@ -689,6 +691,18 @@ def _preference(attribute: str, *, strong: set[str]) -> Rule:
     return rule
 
 
+# Pronouns said as a pair or a triple ("she/her", "they/them/theirs"); asked for ("can you use they/them for me?"),
+# they are a standing preference all the same (asks_how_to_reply).
+_PRONOUN_SET = (r"(?:she|he|they|xe|ze|ey|fae|it)/(?:her|him|them|hers|his|theirs|xem|xir|zir|hir|em|faer|its)"
+                r"(?:/(?:hers|his|theirs|xyrs|zirs|eirs|faers|its))?")
+_PRONOUNS_ASKED = re.compile(rf"\b(?:use|call me|refer to me as|address me as|go by|my pronouns are) {_PRONOUN_SET}\b",
+                             re.I)
+
+
+def _pronouns(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("pronouns", match["value"].lower())]
+
+
 def _fear(match: re.Match, clause: _Clause) -> list[_Fact]:
     value = normalize_value("fears", match["value"], clause.occurred_at, opens_clause=match.start("value") == 0)
     if not value or _is_pointer(value):
@@ -724,6 +738,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      r"|a boy|a girl|twins|triplets|(?:our|my|a) (?:first|second|third|fourth|fifth)(?: (?:baby|child|kid|one))?"
      r"|baby (?:number|no\.?) \w+|number (?:two|three|four|2|3|4)|again))?)"
      r"(?P<when>(?: (?:in|on|at|around|this|next|any|due)\b[^!?.]*)?)\W*$", _expecting),
+    # ...or the name to sign with: "sign things as Katie Alvarez from now on"
+    (rf"(?:please |pls |can you |could you )?sign (?:[\w']+ ){{0,2}}(?:as|with) {_SIGNED}", _signed_name),
     # ...and a new name after a wedding: "it's Laura Bennett now since the wedding"
     (rf"(?:it is|it's|its|this is) {_SIGNED}(?:,? (?:again|here|by the way|btw|now))*"
      r"(?:\s*,?\s+(?:since|after) (?:the wedding|(?:i|we) got married|(?:my|our) wedding)\b[^,.!?]*)?(?:\W*$|\s*,)",
@@ -840,6 +856,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I could (?P<verb>eat|drink|watch|listen to|play) (?P<value>.+?) every (?:single )?(?:day|night|meal)\b",
      _preference("likes", strong=set())),
     (r"I am (?:a|an) (?P<job>.+?)(?: (?:at|for) (?P<employer>.+))?$", _work(job_checked=True)),
+    (rf"(?:.*\b)?(?:my pronouns are|use|I use|I go by|I am|call me|refer to me as|address me as) "
+     rf"(?P<value>{_PRONOUN_SET})\b", _pronouns),
     (r"I am (?P<value>(?-i:[A-Z])\w+(?: (?-i:[A-Z])\w+)?)$", _greeting_name),
 ]
 _RULES: list[tuple[re.Pattern, Rule]] = [(re.compile(pattern, re.I), rule) for pattern, rule in _RULE_TABLE]
@@ -859,7 +877,7 @@ _STOPS = re.compile(
 )
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
 # ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday")
-_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|but|since|on|where|to|every|each|once|twice|full[- ]time"
+_EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|but|since|on|where|to|here|there|every|each|once|twice|full[- ]time"
                              r"|part[- ]time|now|currently|rn|atm|right now|for now"
                              r"|(?:\d+|one|two|three|four|five|six|seven)\s+(?:days?|nights?|shifts?|times?|mornings?"
                              r"|evenings?|afternoons?|hours?)\b)\b.*", re.I)
@@ -962,6 +980,7 @@ def _third_person(value: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 TEMPLATES = {
+    "pronouns": "{who}'s pronouns are {value}.",
     "name": "{who}'s name is {value}.",
     "age": "{who} is {value} years old.",
     "job": "{who} is {a}{value}.",
