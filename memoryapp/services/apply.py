@@ -502,7 +502,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
     if candidate.ends and users_own:
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
-    if users_own and decision.op == Op.ADD and decision.until is None:
+    # a new memory, beside its slot's old value or in its place ("graduated, now working as a paralegal" replaces
+    # the job "a student" and ends "studies at King's College" as a later state)
+    if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
         later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
         if draft.attribute == "instruction":
             instruction_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)

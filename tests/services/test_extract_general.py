@@ -11,7 +11,8 @@ import pytest
 from memoryapp.actors import ActorRef
 from memoryapp.evaluation.write_corpus import mentions
 from memoryapp.models import Memory
-from memoryapp.services.extract import classifier, general, train
+from memoryapp.services.extract import EpisodeInput, classifier, general, train
+from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.ingest import MessageIn, episodes_ingest
 
@@ -123,6 +124,8 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("We have a dog named Biscuit", "Maria") == "Maria's household has a dog named Biscuit."
     assert general.third_person("Fun fact: I'm colorblind", "the user") == "The user is colorblind."
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
+    assert (general.third_person("the kids and I are moving to Perth in January", "Sam")
+            == "Sam and their kids are moving to Perth in January.")
     # a gerund after an adverb is no verb to inflect ("still drivings")
     assert (general.third_person("Still driving my dad's old Volvo", "Sam")
             == "Sam is still driving their dad's old Volvo.")
@@ -231,6 +234,13 @@ def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(sai
     ("raised three kids on my own", "Maria raised three kids on their own."),
     # a noun first with its own verb is no statement of the speaker's
     ("work is crazy this month", "Maria said: work is crazy this month."),
+    # what has held for a while, its "I have" left out
+    ("Been a nurse for twelve years, mostly nights.", "Maria has been a nurse for twelve years, mostly nights."),
+    ("always been a bit of a night owl", "Maria has always been a bit of a night owl."),
+    # how the speaker says it, at the end, is no part of the fact
+    ("I'm 41 btw", "Maria is 41."),
+    ("vegetarian these days tbh", "Maria is vegetarian these days."),
+    ("started eating fish again, so pescatarian now I guess", "Maria started eating fish again, so pescatarian now."),
 ])
 def test_the_speaker_is_the_subject_of_a_sentence_opening_with_their_verb(said, text):
     assert general.third_person(said, "Maria") == text
@@ -656,3 +666,20 @@ def test_thresholds_are_chosen_on_writers_the_model_never_read():
     assert all(len(set(folds[[i for i, w in enumerate(writers) if w == part]])) == 1 for part in "abcdefghij")
     assert sorted(np.bincount(folds, minlength=train.FOLDS)) == [6] * train.FOLDS
     assert train.writer_of("v-m017") == "v" and train.writer_of("tr3-c001") == "tr3"
+
+
+def test_a_plan_is_one_memory_with_its_day_and_ends_with_it():
+    extractor = RulesExtractor()
+    when = datetime(2025, 6, 2, 10, tzinfo=UTC)  # a Monday
+
+    def extract(text):
+        return extractor.extract([EpisodeInput(text, when)], subject="maria")
+
+    # the dated plan says all the piece says: one memory, with its day resolved
+    [plan] = extract("I've got a vet appointment for the dog on Thursday at 3")
+    assert plan.text == "Maria has a vet appointment on Thursday 5 June 2025."
+    assert plan.valid_to == datetime(2025, 6, 5, 23, 59, 59, 999999, tzinfo=UTC)
+    # a piece that says more than the plan's words is kept beside it, and stops being current with it
+    found = extract("I've got a job interview at Amazon tomorrow")
+    assert {c.valid_to for c in found} == {datetime(2025, 6, 3, 23, 59, 59, 999999, tzinfo=UTC)}, found
+    assert any("Amazon" in c.text for c in found)

@@ -703,6 +703,28 @@ def test_what_is_here_or_what_it_is_is_rarely_a_name():
                    "Morning here, coffee first.") == []
 
 
+@pytest.mark.parametrize(("said", "text"), [
+    ("text me rather than calling please", "Standing instruction from Sam: text them rather than calling."),
+    ("Email me instead of ringing, thanks.", "Standing instruction from Sam: email them instead of ringing."),
+])
+def test_how_to_reach_the_user_is_a_standing_instruction(said, text):
+    candidate = only(said)
+    assert (candidate.attribute, candidate.kind, candidate.text) == ("instruction", "procedural", text)
+
+
+def test_seeing_someone_is_a_relationship_and_seeing_someone_tomorrow_is_not():
+    assert triples(extract("I've been seeing someone, her name's Chloe")) == [
+        ("sam", "relationship_status", "seeing someone", "state")]
+    assert only("I'm dating somebody now").text == "Sam is dating someone."
+    assert extract("I'm seeing someone tomorrow about the car", "I'm seeing a therapist on Monday") == []
+
+
+def test_what_someone_is_of_a_club_is_no_job_there():
+    assert extract("I'm a season ticket holder at Celtic", "I'm a lifelong supporter of Leeds United") == []
+    assert triples(extract("I'm a resident doctor at St Thomas")) == [
+        ("sam", "job", "resident doctor", "state"), ("sam", "employer", "St Thomas", "state")]
+
+
 def test_the_name_to_sign_with_is_the_name():
     assert [(c.attribute, c.value, c.relation) for c in extract("sign things as Katie Alvarez from now on")] == [
         ("name", "Katie Alvarez", "change")]

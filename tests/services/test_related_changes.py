@@ -219,6 +219,9 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
     # studies end in a graduation
     ("I'm a second-year student at Leeds Beckett.", "I graduated last week, first class honours!", ("student",),
      ("graduated",)),
+    # ...also where the news takes the place of another value ("a student" was the job)
+    ("I'm a student at King's College.", "Graduated in July and now I'm working as a paralegal", ("King's",),
+     ("paralegal",)),
 ])
 def test_a_later_life_state_ends_the_earlier_one(acme, before, after, old, new):
     now = told_in_turn(acme, "ilse", before, after)

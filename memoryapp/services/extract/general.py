@@ -303,7 +303,10 @@ _FILLER = re.compile(
     r"|oh my (?:god|gosh|goodness)|my (?:god|gosh|goodness|word|bad)|oh my|omg|good grief|gosh|wow)\b\s*[:,!.\-]*\s*",
     re.I,
 )
-_TAIL = re.compile(r"(?:\s+(?:lol|haha+|lmao|xd|:\)|:\(|:d))+\s*$", re.I)
+# ...and what a speaker adds at the end to say how they say it ("I'm 34 btw", "vegan these days tbh")
+_TAIL = re.compile(r"(?:[\s,]+(?:lol|haha+|hehe+|lmao|xd|:\)|:\(|:d|btw|by the way|fyi|tbh|ngl|imo|fwiw|tho|though"
+                   r"|honestly|anyways?|just so you know|for the record|i guess|i suppose|i reckon|i think))+\W*$",
+                   re.I)
 _MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall", "cannot"})
 _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "often", "sometimes", "mostly",
             "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
@@ -426,6 +429,8 @@ def third_person(piece: str, who: str) -> str:
     unsaid = not starts_with_speaker and not re.search(rf"\b(?:i|we|{re.escape(who)})\b", first_clause, re.I)
     if unsaid and (copula := _state_first(text)):
         text = f"{who} {copula} {text[:1].lower()}{text[1:]}"  # "born in Lagos" -> "Maria was born in Lagos"
+    elif unsaid and _first_word(text) == "been":
+        text = f"{who} has {text[:1].lower()}{text[1:]}"  # "Been a nurse for 12 years", "always been shy"
     elif unsaid and (_a_verb_first(text) or _a_present_verb_first(text)):
         # "never drink coffee" -> "Maria never drinks coffee": the verb after any adverbs agrees with the name
         text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
@@ -915,12 +920,31 @@ def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
     if any(c.attribute == "instruction" and _from_piece(c, piece, own) for c in own):
         return True  # the instruction keeps the request's own words
     wanted = {stem(w) for w in _key_words(piece)}
+    if dated := _dated_from(piece, own):
+        # a plan or appointment with its day resolved ("on Thursday" -> "on Thursday 5 June 2025") says the piece
+        # unless the piece says more than its day ("a job interview at Amazon tomorrow")
+        wanted = {stem(w) for w in _key_words(re.sub(r"'s\b", "", _WITHOUT_TIME.sub(" ", piece))) - _PLANNING}
+        return all(_said(word, {stem(w) for w in re.findall(r"\w+", dated.text)}) for word in wanted)
 
     def holds(candidates: list[Candidate]) -> bool:
         words = {stem(w) for c in candidates for w in re.findall(r"\w+", c.text)}
         return all(_said(word, words) for word in wanted)
 
     return any(holds([c]) for c in own) or holds([c for c in own if c.subject == subject])
+
+
+def _dated_from(piece: str, own: list[Candidate]) -> Candidate | None:
+    """The rule's plan or appointment read from this piece, which stops being current when its day has passed."""
+    return next((c for c in own if c.valid_to is not None and _from_piece(c, piece, own)), None)
+
+
+_PLANNING = frozenset({"hoping", "planning", "thinking", "wanting", "intending", "aiming", "booked", "scheduled"})
+# The day and hour a plan is for, which its memory says resolved ("tomorrow at 3" -> "on Tuesday 3 June 2025")
+_WITHOUT_TIME = re.compile(
+    r"\b(?:(?:on|this|next|last|by)\s+)?(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday|weekend|week|month|year|morning|afternoon|evening|january|february|march|april|may|june|july|august"
+    r"|september|october|november|december|\d{1,2}(?:st|nd|rd|th)|\d{4})\b"
+    r"|\bat\s+\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm)?\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm)\b", re.I)
 
 
 def _said(word: str, words: set[str]) -> bool:
@@ -1023,6 +1047,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             text=text, subject=about or subject, attribute=attribute, value=value,
             valid_from=episode.occurred_at, importance=GENERAL_IMPORTANCE, confidence=GENERAL_CONFIDENCE,
             relation=relation, episode_index=index,
+            # the piece of a plan said with more than its day: it ends with the plan ("interview at Amazon tomorrow")
+            valid_to=dated.valid_to if (dated := _dated_from(piece, own)) else None,
         ))
     return made
 
@@ -1147,7 +1173,7 @@ _OWNED = re.compile(r"(?:my|our)\b", re.I)
 _BOTH_PARENTS = re.compile(r"(?:(?:my|our)\s+)?(?:mum|mom|mother|dad|father)\s+(?:and|&)\s+(?:my\s+)?"
                            r"(?:mum|mom|mother|dad|father)\b", re.I)
 # "my wife and I", "Jake and I", "me and my boyfriend": the user and one of theirs, as one subject
-_WE_TWO = re.compile(r"^(?:(?:my|our)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<name>(?-i:[A-Z])[\w'-]+))"
+_WE_TWO = re.compile(r"^(?:(?:my|our|the)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<name>(?-i:[A-Z])[\w'-]+))"
                      r"\s+(?:and|&)\s+(?:I|me)\b"
                      r"|^(?:me|I)\s+(?:and|&)\s+(?:my|our)\s+(?P<theirs_after>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\b",
                      re.I)

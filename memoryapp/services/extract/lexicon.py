@@ -379,6 +379,15 @@ NOT_JOBS = frozenset(
         "talker",
         "thinker",
         "believer",
+        # what someone is of a club, a service or a place ("a season ticket holder at Celtic", "a blood donor")
+        "holder",
+        "supporter",
+        "follower",
+        "subscriber",
+        "commuter",
+        "passenger",
+        "tenant",
+        "donor",
         # beliefs and convictions that end like a job title ("I'm an atheist", "a lifelong socialist")
         "atheist",
         "pacifist",

@@ -400,6 +400,9 @@ _MANNER = re.compile(
     rf"|(?:don'?t|do not|no need to)\s+(?:bother\s+with|waste\s+time\s+(?:on|with))\s+(?:(?:long|all)\s+)?"
     rf"{_MANNER_NOUNS}{_MANNER_END}"
     rf"|no\s+need\s+for\s+(?:(?:long|all)\s+)?{_MANNER_NOUNS}{_MANNER_END}"
+    # how to reach the user: "text me rather than calling", "email me instead of ringing"
+    r"|(?:text|email|e-mail|message|dm|whatsapp|call|ring|phone)\s+(?:me|us)\s+(?:rather than|instead of|over|not)\s+"
+    r"(?:calling|texting|emailing|messaging|ringing|phoning|(?:a\s+)?calls?|texts?|emails?|voice notes?)\b[^?]*"
     r"|treat\s+(?:me|us)\s+like\s+(?:an?\s+)?(?:adult|expert|beginner|grown-?up|professional|equal|friend|peer)s?\b[^?]*"
     r"))[.!]*",
     re.I,
@@ -494,6 +497,10 @@ def _has(match: re.Match, group: str) -> bool:
 def _changed(match: re.Match) -> Relation | None:
     """Rules name the words that say the world changed ("moved", "became") in a `changed` group."""
     return "change" if _has(match, "changed") else None
+
+
+def _seeing(match: re.Match, clause: _Clause) -> list[_Fact]:
+    return [_Fact("relationship_status", match["value"].split(" ")[0] + " someone", _changed(match))]
 
 
 def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
@@ -755,6 +762,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:I am )?(?P<changed>finally|officially) (?P<value>\d{1,3})(?: years old)?(?: today| this week)?\W*$", _age),
     (rf"I am (?P<value>{alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
     (r"I (?P<changed>got) (?P<value>married|engaged|divorced)\b", _relationship),
+    # "I've been seeing someone": not whom the user is seeing tomorrow, nor a therapist
+    (r"I (?:am|have been) (?:(?:also|kind of|kinda|sort of) )?(?P<value>(?:seeing|dating) (?:someone|somebody))"
+     r"(?: new)?(?:,? (?:now|lately|recently|at the moment|atm))?(?=\s*(?:[,;.!\u2013\u2014]|lol\b|haha|$))", _seeing),
     (rf"I am (?:very |severely |deathly )?allergic to {_VALUE}", _allergy),
     (r"I have an? (?P<value>[\w ]+?) allergy\b", _allergy),
     (rf"I (?:have|was diagnosed with|suffer from) (?P<value>{alternatives(HEALTH_CONDITIONS)})\b", _health),
