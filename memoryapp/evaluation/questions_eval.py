@@ -18,7 +18,10 @@ Design:
   asked, so the figures below measure retrieval alone (evaluate write-accuracy measures writing).
 - Asking. Each written fact's first-person and third-person question is asked through
   selectors.search.search_memories, the read path of POST /api/v1/search, as an agent of the
-  organization with that user and k = K, no other parameter. `{name}` in a question becomes how the
+  organization with that user and k = K, as of an hour after the user's last message (`as_of`: the
+  conversation's "now"; the real now is long after every date in it). A fact said only as a plan
+  whose day had passed by then ("a dentist appointment next Friday" in the user's first message) is
+  *over*: it no longer holds, so it is reported apart and not asked. `{name}` in a question becomes how the
   store names the user (selectors.names.user_display_name: the name they stated, else the id).
 - recall@1 / recall@5: the share of asked questions whose top 1 / top 5 results include a memory
   mentioning all the fact's must-words. *wrong abstention*: the share of asked questions that got
@@ -148,10 +151,10 @@ class _Store:
                                  messages=[MessageIn("user", text, at)])
         episodes_extract(episode_ids=[e.id for e in result.episodes], actor=self.actor, extractor=self.extractor)
 
-    def ask(self, user, query: str) -> list[str]:
+    def ask(self, user, query: str, as_of: datetime) -> list[str]:
         from memoryapp.selectors.search import SearchParams, search_memories
 
-        result = search_memories(self.principal, user=user, params=SearchParams(query=query, k=K))
+        result = search_memories(self.principal, user=user, params=SearchParams(query=query, k=K, as_of=as_of))
         return [] if result.abstained else [hit.item.text for hit in result.hits]
 
 
@@ -159,6 +162,18 @@ def _active_texts(user) -> list[str]:
     from memoryapp.models import Memory
 
     return list(Memory.objects.filter(user=user, status=Memory.Status.ACTIVE).values_list("text", flat=True))
+
+
+def _texts_holding_at(user, as_of: datetime) -> list[str]:
+    from memoryapp.models import Memory
+    from memoryapp.selectors.scoping import valid_at
+
+    return list(valid_at(Memory.objects.filter(user=user), as_of=as_of).values_list("text", flat=True))
+
+
+def _asked_at(group: list) -> datetime:
+    """An hour after the user's last message, one a day from FIRST_AT."""
+    return FIRST_AT + timedelta(days=len(group) - 1, hours=1)
 
 
 def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path | None = None,
@@ -204,7 +219,8 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         facts, families = Counter(), {}
         persons = {person: Counter() for person in PERSONS}
         for user, group in users:
-            name, texts = user_display_name(user), _active_texts(user)
+            name, texts, asked_at = user_display_name(user), _active_texts(user), _asked_at(group)
+            holding = _texts_holding_at(user, asked_at)
             for message in group:
                 for index, fact in enumerate(message.facts):
                     question = asked_for.get((message.id, index))
@@ -219,11 +235,15 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
                                                              "must": list(fact.must)})
                         step(2)
                         continue
+                    if not any(write_corpus.mentions(t, fact.must) for t in holding):
+                        facts["over"] += 1  # a plan whose day passed before the questions
+                        step(2)
+                        continue
                     facts["written"] += 1
                     counts = families.setdefault(message.family, Counter())
                     for person, wording in zip(PERSONS, (question.first_person, question.third_person), strict=True):
                         query = question_set.named(wording, name)
-                        found = store.ask(user, query)
+                        found = store.ask(user, query, asked_at)
                         outcome = asked_outcome(found, fact.must)
                         for target in (counts, persons[person]):
                             target["questions"] += 1
@@ -240,11 +260,11 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             eligible = [(user, group) for user, group in users
                         if not any(_about(message, question.family) for message in group)]
             draw = random.Random(f"{SEED}:{split}:{question.id}")
-            for user, _ in draw.sample(eligible, min(UNANSWERABLE_USERS, len(eligible))):
-                name = user_display_name(user)
+            for user, group in draw.sample(eligible, min(UNANSWERABLE_USERS, len(eligible))):
+                name, asked_at = user_display_name(user), _asked_at(group)
                 for person, wording in zip(PERSONS, (question.first_person, question.third_person), strict=True):
                     query = question_set.named(wording, name)
-                    found = store.ask(user, query)
+                    found = store.ask(user, query, asked_at)
                     for target in (unanswered[person], unanswered_families.setdefault(question.family, Counter())):
                         target["asks"] += 1
                         target["abstained"] += not found
@@ -257,6 +277,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         "split": split, "extractor": extractor, "k": K, "first_at": FIRST_AT.isoformat(),
         "users": len(users), "messages": sum(map(len, groups)),
         "facts": facts["facts"], "written": facts["written"], "write_missed": facts["write_missed"],
+        "over": facts["over"],
         "unasked": facts["unasked"],
         "answerable": {**tally(list(persons.values())),
                        "persons": {person: tally([persons[person]]) for person in PERSONS}},
@@ -282,8 +303,8 @@ def table(result: dict) -> str:
     lines = [
         f"questions: {result['split']} split, {result['extractor']} extractor, {result['messages']} messages "
         f"dealt to {result['users']} users, search k={result['k']}",
-        f"  facts written       {result['written']} of {result['facts']} (write misses, not asked: "
-        f"{result['write_missed']})",
+        f"  facts written       {result['written']} of {result['facts']} (not asked: write misses "
+        f"{result['write_missed']}, plans over before the questions {result.get('over', 0)})",
         f"  recall@1            {answerable['recall_at_1']:6.1%}  ({answerable['at1']} of {answerable['questions']} "
         "questions about written facts)",
         f"  recall@5            {answerable['recall_at_5']:6.1%}  ({answerable['at5']} of {answerable['questions']})",

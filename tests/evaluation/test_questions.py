@@ -4,6 +4,7 @@ recall@1/@5 and abstention on known sentences."""
 
 import io
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -106,8 +107,8 @@ def test_a_run_asks_written_facts_in_both_persons_and_unanswerable_ones_of_users
     asked = []
     ask = questions_eval._Store.ask
 
-    def spy(self, user, query):
-        found = ask(self, user, query)
+    def spy(self, user, query, as_of):
+        found = ask(self, user, query, as_of)
         asked.append((query, found))
         return found
 
@@ -115,7 +116,8 @@ def test_a_run_asks_written_facts_in_both_persons_and_unanswerable_ones_of_users
     result = questions_eval.run(split="dev", corpus_dir=corpus, questions_dir=questions)
 
     assert (result["users"], result["messages"], result["facts"]) == (1, 2, 3), "the none message is no user's"
-    assert (result["written"], result["write_missed"]) == (2, 1), "Zanzibar is never written, so never asked"
+    assert (result["written"], result["write_missed"], result["over"]) == (2, 1, 0), \
+        "Zanzibar is never written, so never asked"
     queries = [query for query, _ in asked]
     assert sorted(queries[:4]) == ["Where does Riley live?", "Which company does Riley work for?",
                                    "where do I live?", "where do I work?"], "{name} is how the store names the user"
@@ -140,6 +142,34 @@ def test_a_run_asks_written_facts_in_both_persons_and_unanswerable_ones_of_users
 
 
 @pytest.mark.django_db
+def test_questions_are_asked_in_the_conversation_s_now_and_a_plan_over_by_then_is_not_asked(tmp_path, monkeypatch):
+    corpus = write(tmp_path / "corpus", {
+        "messages-t.dev.jsonl": [message("t-m1", "home", "I live in Porto.", [about("home", "Porto")]),
+                                 message("t-m2", "appointments", "I have a dentist appointment next Friday.",
+                                         [about("appointments", "dentist")])]})
+    questions = write(tmp_path / "questions", {
+        "questions-t.dev.jsonl": [
+            {"id": "q1", "message_id": "t-m1", "fact_index": 0, "first_person": "where do I live?",
+             "third_person": "Where does {name} live?"},
+            {"id": "q2", "message_id": "t-m2", "fact_index": 0, "first_person": "when is my dentist appointment?",
+             "third_person": "When is {name}'s dentist appointment?"}],
+        "unanswerable-dev.jsonl": []})
+    asked_at = []
+    ask = questions_eval._Store.ask
+    monkeypatch.setattr(questions_eval._Store, "ask", lambda self, user, query, as_of: asked_at.append(as_of) or ask(
+        self, user, query, as_of))
+    # an hour after the last of the user's two messages, one a day: the appointment is still ahead
+    result = questions_eval.run(split="dev", corpus_dir=corpus, questions_dir=questions)
+    assert set(asked_at) == {questions_eval.FIRST_AT + timedelta(days=1, hours=1)}
+    assert (result["written"], result["over"], result["answerable"]["questions"]) == (2, 0, 4)
+    assert result["answerable"]["at1"] == 4
+    # asked a month later, the appointment has passed: no longer a fact to find, and not counted against recall
+    monkeypatch.setattr(questions_eval, "_asked_at", lambda group: questions_eval.FIRST_AT + timedelta(days=30))
+    result = questions_eval.run(split="dev", corpus_dir=corpus, questions_dir=questions)
+    assert (result["written"], result["over"], result["answerable"]["questions"]) == (1, 1, 2)
+
+
+@pytest.mark.django_db
 def test_the_test_split_is_measured_alone_and_keeps_no_examples(tiny):
     corpus, questions = tiny
     result = questions_eval.run(split="test", corpus_dir=corpus, questions_dir=questions)
@@ -161,7 +191,7 @@ def test_the_command_stores_a_job_and_prints_the_table(tiny, monkeypatch):
     assert job.params == {"split": "dev", "extractor": "rules"}
     answerable = job.result["answerable"]
     assert "questions: dev split, rules extractor, 2 messages dealt to 1 users, search k=5" in printed
-    assert "facts written       2 of 3 (write misses, not asked: 1)" in printed
+    assert "facts written       2 of 3 (not asked: write misses 1, plans over before the questions 0)" in printed
     assert f"recall@1            {answerable['recall_at_1']:6.1%}  ({answerable['at1']} of 4 questions" in printed
     assert "correct abstention" in printed and "blood_type" in printed and "first" in printed
     assert printed.strip().splitlines()[-1].startswith("questions split=dev extractor=rules recall_at_1=")

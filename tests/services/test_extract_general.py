@@ -137,6 +137,14 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("since I'm diabetic", "Sam") == "Sam is diabetic."
 
 
+def test_a_word_and_its_other_forms_share_a_stem():
+    from memoryapp.services.extract.grammar import stem
+
+    assert stem("running") == stem("runs") == stem("run") and stem("swimmer") == stem("swims") == "swim"
+    assert stem("cats") == stem("cat") and stem("bartending") == stem("bartender")
+    assert stem("calling") == "call" and stem("this") == "this" and stem("bus") == "bus"
+
+
 def test_a_verb_whose_object_is_the_speaker_stays_with_its_subject():
     # "moved me" is someone else's doing: no "The user moved the user to Thursday."
     assert general.pieces("dentist rang and moved me to thursday morning") == [
@@ -634,6 +642,8 @@ def test_what_follows_and_goes_on_with_no_word_that_only_opens_the_sentence(said
     # a move the employer makes
     ("We live in Calgary.", "My company is relocating us to Denver in the spring, big change", ("Calgary",)),
     ("My dad has been single since the divorce.", "my dad remarried in June, his wife Carol is lovely", ("single",)),
+    # what the speaker had to stop, named in another form of its word ("swims" after "swimming")
+    ("I swim laps at the leisure centre.", "I've had to stop swimming because of my ear, doctor's orders", ("laps",)),
 ])
 def test_news_in_everyday_words_ends_the_value_it_replaces(send, before, after, old):
     user = send(before)

@@ -725,6 +725,12 @@ def test_what_someone_is_of_a_club_is_no_job_there():
         ("sam", "job", "resident doctor", "state"), ("sam", "employer", "St Thomas", "state")]
 
 
+def test_what_is_left_is_no_name():
+    # one cat left, not the user renamed
+    assert extract("we lost one of our cats last month, so it's just Mango now") == []
+    assert [(c.attribute, c.value) for c in extract("Hi, it's Dana here")] == [("name", "Dana")]
+
+
 def test_the_name_to_sign_with_is_the_name():
     assert [(c.attribute, c.value, c.relation) for c in extract("sign things as Katie Alvarez from now on")] == [
         ("name", "Katie Alvarez", "change")]

@@ -21,7 +21,7 @@ from itertools import groupby
 import numpy as np
 
 from . import classifier
-from .base import Candidate, EpisodeInput
+from .base import Candidate, EpisodeInput, single_valued
 from .clauses import split_sentences
 from .grammar import article, possessive, sentence, stem
 from .lexicon import JOB_WORDS, RELATIVES, relative_key
@@ -136,6 +136,7 @@ _ENDED = (
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
+               r"|(?:had|have|decided|needed) to (?:stop|give up|quit|sell)"
                rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}",
                re.I),
     re.compile(r"\b(?:no longer|no more(?! than))\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)"
@@ -775,17 +776,18 @@ _FUNCTION_WORDS = frozenset({"a", "an", "the", "is", "are", "am", "has", "have",
 
 
 def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """One memory for one statement: where a general candidate kept outside a slot says all that the one rule
-    candidate beside it says and more ("Maria is married to Dave." beside the rule's "Maria is married.", "...
-    a night-shift paramedic in Leeds." beside "... a night-shift paramedic."), the rule's candidate keeps its
-    slot and value and takes the fuller words, and the general one goes: the user saw the fact twice."""
+    """One memory for one statement: where a general candidate kept outside a one-value slot says all that the
+    one rule candidate beside it says and more ("Maria is married to Dave." beside the rule's "Maria is
+    married.", "... a night-shift paramedic in Leeds." beside "... a night-shift paramedic.", "... a
+    physiotherapist at a sports clinic" read as about sports), the rule's candidate keeps its slot and value
+    and takes the fuller words, and the general one goes: the user saw the fact twice."""
     def content(candidate: Candidate) -> set[str]:
         return {stem(w) for w in re.findall(r"[\w']+", candidate.text.lower())} - _FUNCTION_WORDS
 
     worded: dict[int, Candidate] = {}  # rule candidate's index -> the general candidate that words it
     for fuller in general:
-        if fuller.attribute:
-            continue
+        if fuller.attribute and single_valued(fuller.attribute):
+            continue  # a value of its own slot, which a change of it must find there
         words = content(fuller)
         said = [i for i, rule in enumerate(rules) if rule.episode_index == fuller.episode_index
                 and rule.subject == fuller.subject and rule.attribute and rule.kind == "semantic"

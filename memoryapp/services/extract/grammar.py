@@ -89,6 +89,7 @@ def article(phrase: str) -> str:
 
 
 _SUFFIXES = ("ings", "ing", "ers", "er", "ies", "es", "ed", "s", "y")
+_DOUBLED = frozenset("bdgmnprt")
 
 
 def stem(word: str) -> str:
@@ -99,7 +100,12 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             word = word[: -len(suffix)]
+            if word[-1] == word[-2] and word[-1] in _DOUBLED:
+                word = word[:-1]  # "running", "swimmer", "shopping": run, swim, shop
             break
+    else:
+        if len(word) == 4 and word.endswith("s") and word[-2] not in "aeiousy'":
+            word = word[:-1]  # a short word's "s": "runs", "cats" (not "this", "bus")
     return word[:8]
 
 

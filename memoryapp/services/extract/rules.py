@@ -487,7 +487,14 @@ _NOT_SIGNED = frozenset({
 
 
 def _signed_name(match: re.Match, clause: _Clause) -> list[_Fact]:
-    return [] if set(match["value"].lower().split()) & _NOT_SIGNED else _name(match, clause)
+    if set(match["value"].lower().split()) & _NOT_SIGNED or _ALL_THERE_IS.search(clause.original):
+        return []
+    return _name(match, clause)
+
+
+# "it's just Mango now" (one cat left), "it's only Sam and me": what is left, not a name (the rules read the
+# clause with "just" taken out)
+_ALL_THERE_IS = re.compile(r"\b(?:it is|it's|its|this is)\s+(?:just|only|all|mostly)\b", re.I)
 
 
 def _has(match: re.Match, group: str) -> bool:
