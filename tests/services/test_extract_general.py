@@ -124,6 +124,10 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("We have a dog named Biscuit", "Maria") == "Maria's household has a dog named Biscuit."
     assert general.third_person("Fun fact: I'm colorblind", "the user") == "The user is colorblind."
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
+    # the US and ME (the illness) are no "us" or "me"
+    assert general.third_person("I've never been to the US", "Sam") == "Sam has never been to the US."
+    assert general.third_person("I have ME, so short walks only", "Sam") == "Sam has ME, so short walks only."
+    assert general.third_person("my mother-in-law lives with us", "Sam") == "Sam's mother-in-law lives with Sam."
     assert (general.third_person("the kids and I are moving to Perth in January", "Sam")
             == "Sam and their kids are moving to Perth in January.")
     # a gerund after an adverb is no verb to inflect ("still drivings")
@@ -660,6 +664,16 @@ def test_what_holds_now_takes_the_slot_from_what_no_longer_holds(send):
     assert [m.attribute for m in now if mentions(m.text, ("cycles",))] == ["commute"], [(m.attribute, m.text)
                                                                                       for m in now]
     assert any(mentions(m.text, ("drive",)) for m in now), [m.text for m in now]
+
+
+def test_a_pronoun_after_a_question_about_one_person_is_that_person():
+    assert general._continued(["What's a good gift for my mum?", "She loves gardening and crime novels"]) == {
+        "She loves gardening and crime novels": "my mum loves gardening and crime novels"}
+    assert general._continued(["any ideas for my son's party?", "he's turning 7"]) == {"he's turning 7":
+                                                                                     "my son is turning 7"}
+    # two people asked about, or one the pronoun does not fit: nobody is guessed
+    assert general._continued(["Should I call my sister or my brother?", "She is a nurse"]) == {}
+    assert general._continued(["What should I get my dad?", "She is 60"]) == {}
 
 
 def test_it_after_what_is_over_is_not_what_is_over():

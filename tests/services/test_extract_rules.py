@@ -725,6 +725,13 @@ def test_what_someone_is_of_a_club_is_no_job_there():
         ("sam", "job", "resident doctor", "state"), ("sam", "employer", "St Thomas", "state")]
 
 
+def test_a_country_named_with_the_keeps_it():
+    assert [c.text for c in extract("I moved to the US last year", "I'm from the Netherlands")] == [
+        "Sam lives in the US.", "Sam is from the Netherlands."]
+    assert [c.text for c in extract("I grew up in the UK", "I live in Leeds")] == [
+        "Sam is from the UK.", "Sam lives in Leeds."]
+
+
 def test_what_is_left_is_no_name():
     # one cat left, not the user renamed
     assert extract("we lost one of our cats last month, so it's just Mango now") == []

@@ -451,7 +451,8 @@ def third_person(piece: str, who: str) -> str:
                   lambda m: f"{whose} household{m[1]}{m[2] or ''} {m[3] if m[2] else _agreeing(m[3])}",
                   text, count=1, flags=re.I)
     # "My mother-in-law lives with us", "No pets for us": the speaker is one of "us"
-    text = re.sub(r"\bus\b", who, text, flags=re.I)
+    # in lower case or opening the text only: "the US", "I have ME" name a country and an illness
+    text = re.sub(r"\b(?:us|^Us)\b(?!-)", who, text)
     text = re.sub(r"\bwe\b", "they", text, flags=re.I)
     text = re.sub(r"\bI\b", who, text)
     # "my" after the speaker is named in the same sentence is "their" ("Maria quit their job"), else
@@ -460,7 +461,7 @@ def third_person(piece: str, who: str) -> str:
                   text, flags=re.I)
     text = re.sub(r"\bmyself\b", lambda m: "themselves" if _named_before(who, text, m.start()) else who, text,
                   flags=re.I)
-    text = re.sub(r"\bme\b", who, text, flags=re.I)
+    text = re.sub(r"\b(?:me|^Me)\b(?!-)", who, text)
     text = re.sub(r"\bmine\b", whose.rstrip("s").rstrip("'") + "'s", text, flags=re.I)
     text = re.sub(r"\bi\b", who, text)
     if not starts_with_speaker and text[:1].islower() and not _named_before(who, text, len(text)):
@@ -1067,21 +1068,32 @@ def _continued(found: list[str]) -> dict[str, str]:
             verb = {"'s": "is", "'re": "are"}.get(thing[2].lower(), thing[2].strip())
             continued[piece] = f"{named} {verb} {piece[thing.end():]}"
             continue
+        pronoun = _PRONOUN_FIRST.match(piece)
+        asked = [m[0] for m in _ASKED_ABOUT.finditer(before)] if before.endswith("?") else []
+        if pronoun and len(asked) == 1 and _the_one_person(asked[0], asked[0], pronoun[1].lower()):
+            # "What's a good gift for my mum? | She loves gardening": the one person the question was about
+            continued[piece] = _said_of(asked[0], piece, pronoun)
+            continue
         lead = _LEAD.match(before)
         if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
             continue
         if _says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece):
             continued[piece] = f"{lead[1]} {piece}"
-        elif (pronoun := _PRONOUN_FIRST.match(piece)) and _the_one_person(before, lead[1], pronoun[1].lower()):
+        elif pronoun and _the_one_person(before, lead[1], pronoun[1].lower()):
             # "Becky's quit teaching, | she's retraining as a counsellor": Becky's news, not the speaker's;
             # "my dad's name is Rafael, | he's turning 70", "our twins are called Ivy and Rose, | they're 6"
-            rest = piece[pronoun.end(1):]
-            if contracted := _PRONOUN_CONTRACTED.match(rest):  # "Becky's retraining" would read as a possessive
-                plural, perfect = pronoun[1].lower() == "they", contracted[1] or contracted[0].startswith("'ve")
-                verb = ("have" if plural else "has") if perfect else ("are" if plural else "is")
-                rest = f" {verb} {rest[contracted.end():]}"
-            continued[piece] = _POSSESSIVE.sub("", lead[1]) + rest
+            continued[piece] = _said_of(lead[1], piece, pronoun)
     return continued
+
+
+def _said_of(person: str, piece: str, pronoun: re.Match) -> str:
+    """The piece with the person in the place of its opening pronoun."""
+    rest = piece[pronoun.end(1):]
+    if contracted := _PRONOUN_CONTRACTED.match(rest):  # "Becky's retraining" would read as a possessive
+        plural, perfect = pronoun[1].lower() == "they", contracted[1] or contracted[0].startswith("'ve")
+        verb = ("have" if plural else "has") if perfect else ("are" if plural else "is")
+        rest = f" {verb} {rest[contracted.end():]}"
+    return _POSSESSIVE.sub("", person) + rest
 
 
 _PRONOUN_FIRST = re.compile(r"(he|she|they)\b", re.I)
@@ -1132,6 +1144,7 @@ _ANOTHER_NAME = re.compile(r"(?<!\bto )(?<!\bin )(?<!\bat )(?<!\bfrom )(?<!\bfor
 
 # Who a piece begins with, when it is someone other than the speaker: "my daughter", "our son Leo", "Ines".
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
+_ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", re.I)
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we

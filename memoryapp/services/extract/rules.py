@@ -909,6 +909,12 @@ _DURATION = re.compile(r"(?:(?:about|almost|nearly|over|around|like|the (?:last|
                        r"|ages|a while|a long time|years|decades|life|good|now", re.I)
 
 
+# Places whose name takes "the": "lives in the US", "the Netherlands", "the Bay Area", "the Lake District"
+_NAMED_WITH_THE = re.compile(r"the\s+(?:(?-i:[A-Z]{2,3})$|[\w ]*\b(?:Netherlands|Philippines|Bahamas|Maldives|Gambia"
+                             r"|Republic|States|Kingdom|Emirates|Islands|Isles|Area|District|Coast|Midlands|Highlands"
+                             r"|Cotswolds|Alps|Valley)$)", re.I)
+
+
 def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clause: bool = True) -> str:
     """The value as memory stores it: cut at the first word that is not part of it, then in the
     attribute's form (lowercase diets and likes, Title Case places and employers). Names keep their
@@ -917,11 +923,12 @@ def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clau
     value = _cut(raw, reference)
     if attribute in {"city", "hometown", "employer"}:
         value = (_EMPLOYER_STOPS if attribute == "employer" else _PLACE_STOPS).sub("", value)
+        article = "the " if attribute != "employer" and _NAMED_WITH_THE.match(value) else ""
         value = re.sub(r"^the\s+", "", value, flags=re.I)
         # "a small town", "home", "myself" describe, they do not name: no value beats a vague one
         if not value or _NOT_A_PLACE.match(value) or _DURATION.fullmatch(value):
             return ""
-        return _title(value)
+        return article + _title(value)
     if attribute == "name":
         return _title(" ".join(_name_words(value.split()[:4])))
     if attribute == "job":
