@@ -732,6 +732,12 @@ def test_a_country_named_with_the_keeps_it():
         "Sam is from the UK.", "Sam lives in Leeds."]
 
 
+def test_a_food_that_makes_the_user_ill_is_an_intolerance_not_a_dislike():
+    assert [(c.attribute, c.value, c.text) for c in extract("Gluten makes me sick.", "onions give me heartburn")] == [
+        ("intolerance", "gluten", "Gluten makes Sam sick."), ("intolerance", "onions", "Onions give Sam heartburn.")]
+    assert extract("traffic makes me sick") == []
+
+
 def test_what_is_left_is_no_name():
     # one cat left, not the user renamed
     assert extract("we lost one of our cats last month, so it's just Mango now") == []

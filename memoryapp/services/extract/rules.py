@@ -506,6 +506,11 @@ def _changed(match: re.Match) -> Relation | None:
     return "change" if _has(match, "changed") else None
 
 
+def _unwell(match: re.Match, clause: _Clause) -> list[_Fact]:
+    text = sentence(f"{match['value']} {match['verb']} {clause.who} {match['effect']}.")
+    return [_Fact("intolerance", match["value"].lower(), text=text)]
+
+
 def _seeing(match: re.Match, clause: _Clause) -> list[_Fact]:
     return [_Fact("relationship_status", match["value"].split(" ")[0] + " someone", _changed(match))]
 
@@ -866,8 +871,13 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>tastes?|smells?) like (?:soap|feet|dirt|cardboard|washing[- ]up liquid"
      r"|chemicals|metal|medicine|perfume|garbage|trash|socks|sweat|plastic|rubber)\b",
      _preference("dislikes", strong=set())),
-    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>drives?|makes?) (?:me|I) (?:nuts|crazy|mad|insane|want to scream|sick|ill"
-     r"|feel sick|feel ill|gag)\b", _preference("dislikes", strong=set())),
+    # what the body does not take: "gluten makes me sick", "dairy gives me a stomach ache" (a dislike only when
+    # said of something else: "traffic makes me sick" is left to the general path)
+    (rf"(?P<value>{alternatives(DIET_FOODS)}|lactose|wheat|caffeine|alcohol|red wine|spicy food|garlic|onions?"
+     r"|nuts|peanuts|soy|beans) (?P<verb>makes?|gives?) (?:me|I) (?P<effect>(?:feel )?(?:sick|ill|bloated|queasy)"
+     r"|(?:a |an )?(?:stomach ?ache|headache|migraine|rash|hives|heartburn|cramps)s?)\b", _unwell),
+    (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>drives?|makes?) (?:me|I) (?:nuts|crazy|mad|insane|want to scream"
+     r"|gag)\b", _preference("dislikes", strong=set())),
     (r"(?:I )?(?:really |absolutely )?(?P<verb>hate|loathe|detest)(?: (?:hate|loathe|detest))* (?P<value>.+)",
      _preference("dislikes", strong={"hate", "loathe", "detest"})),
     (r"I could (?P<verb>eat|drink|watch|listen to|play) (?P<value>.+?) every (?:single )?(?:day|night|meal)\b",
