@@ -922,12 +922,12 @@ def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
         return False
     if any(c.attribute == "instruction" and _from_piece(c, piece, own) for c in own):
         return True  # the instruction keeps the request's own words
-    wanted = {stem(w) for w in _key_words(piece)}
     if dated := _dated_from(piece, own):
         # a plan or appointment with its day resolved ("on Thursday" -> "on Thursday 5 June 2025") says the piece
         # unless the piece says more than its day ("a job interview at Amazon tomorrow")
-        wanted = {stem(w) for w in _key_words(re.sub(r"'s\b", "", _WITHOUT_TIME.sub(" ", piece))) - _PLANNING}
-        return all(_said(word, {stem(w) for w in re.findall(r"\w+", dated.text)}) for word in wanted)
+        undated = {stem(w) for w in _key_words(re.sub(r"'s\b", "", _WITHOUT_TIME.sub(" ", piece))) - _PLANNING}
+        return all(_said(word, {stem(w) for w in re.findall(r"\w+", dated.text)}) for word in undated)
+    wanted = {stem(w) for w in _key_words(piece)}
 
     def holds(candidates: list[Candidate]) -> bool:
         words = {stem(w) for c in candidates for w in re.findall(r"\w+", c.text)}

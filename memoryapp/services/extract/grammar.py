@@ -95,7 +95,8 @@ _DOUBLED = frozenset("bdgmnprt")
 def stem(word: str) -> str:
     """A word's rough stem, so that a value said in another form still matches: "bartending" and
     "bartender", "photography" and "photographer", "cats" and "cat". One suffix is taken off when at
-    least four letters stay; long words compare by their first eight letters."""
+    least four letters stay, with a doubled consonant before it ("running", "swimmer"), and the "s" of a
+    four-letter word ("runs"); long words compare by their first eight letters."""
     word = word.lower()
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
