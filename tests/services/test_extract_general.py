@@ -252,6 +252,9 @@ def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(sai
     # how the speaker says it, at the end, is no part of the fact
     ("I'm 41 btw", "Maria is 41."),
     ("vegetarian these days tbh", "Maria is vegetarian these days."),
+    # a second verb of the same subject agrees too, an infinitive's does not
+    ("I'm Jewish and keep kosher", "Maria is Jewish and keeps kosher."),
+    ("I'm learning to cook and bake", "Maria is learning to cook and bake."),
     ("started eating fish again, so pescatarian now I guess", "Maria started eating fish again, so pescatarian now."),
 ])
 def test_the_speaker_is_the_subject_of_a_sentence_opening_with_their_verb(said, text):

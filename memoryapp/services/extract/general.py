@@ -443,6 +443,9 @@ def third_person(piece: str, who: str) -> str:
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
     text = re.sub(rf"\b[Ii]{_ADVERB_RUN} (\S+)",
                   lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
+    # ...and so does a verb after "and" with the same subject: "I'm Jewish and keep kosher" (not "to cook and bake")
+    text = re.sub(rf"^({re.escape(who)} (?:is|was|has been)\b(?:(?!\bto\b)[^,;.])*?\b(?:and|but)) {_BASE_VERB}\b",
+                  lambda m: f"{m[1]} {_agreeing(m[2])}", text, count=1)
     # "we got married": the speaker did, not their household
     text = re.sub(rf"\bwe{_ADVERB_RUN} (got|are|were){_ADVERB_RUN} (married|engaged|divorced|separated)\b",
                   lambda m: f"{who}{m[1]} {_SINGULAR.get(m[2].lower(), m[2])}{m[3]} {m[4]}", text, count=1, flags=re.I)
@@ -592,6 +595,7 @@ _BASE_VERBS = frozenset({
     "garden", "fish", "hunt", "camp", "travel", "fly", "tutor", "mentor", "lead", "sell", "build",
     "fix", "repair", "design", "code", "program", "edit", "film", "shoot", "record", "stream", "blog", "game",
 })
+_BASE_VERB = rf"({'|'.join(sorted(_BASE_VERBS))})"
 _NEGATED_AUXILIARIES = frozenset({"don't", "dont", "can't", "cant", "cannot", "won't", "wont", "haven't", "havent"})
 # "no pets", "no kids, just a cat": the speaker has none of them (not "no way", "no idea", "no longer")
 _NONE_FIRST = re.compile(r"no\s+(?!(?:longer|way|idea|problem|worries|thanks|clue|matter|doubt|one|more|offen[cs]e"
