@@ -871,8 +871,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?P<value>(?!I\b)[\w' -]+?) (?P<verb>tastes?|smells?) like (?:soap|feet|dirt|cardboard|washing[- ]up liquid"
      r"|chemicals|metal|medicine|perfume|garbage|trash|socks|sweat|plastic|rubber)\b",
      _preference("dislikes", strong=set())),
-    # what the body does not take: "gluten makes me sick", "dairy gives me a stomach ache" (a dislike only when
-    # said of something else: "traffic makes me sick" is left to the general path)
+    # what the body does not take: "gluten makes me sick", "dairy gives me a stomach ache" ("traffic makes me
+    # sick" is neither that nor surely a dislike: the general path keeps its words or nothing)
     (rf"(?P<value>{alternatives(DIET_FOODS)}|lactose|wheat|caffeine|alcohol|red wine|spicy food|garlic|onions?"
      r"|nuts|peanuts|soy|beans) (?P<verb>makes?|gives?) (?:me|I) (?P<effect>(?:feel )?(?:sick|ill|bloated|queasy)"
      r"|(?:a |an )?(?:stomach ?ache|headache|migraine|rash|hives|heartburn|cramps)s?)\b", _unwell),
