@@ -44,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memoryapp.evaluation import question_set, write_corpus
-from memoryapp.evaluation.write_accuracy import EXTRACTORS, extractor_for
+from memoryapp.evaluation.write_accuracy import EXTRACTORS, active_texts, current_texts, extractor_for
 
 FIRST_AT = datetime(2025, 3, 3, 10, tzinfo=UTC)
 USER_SIZE = 15
@@ -158,19 +158,6 @@ class _Store:
         return [] if result.abstained else [hit.item.text for hit in result.hits]
 
 
-def _active_texts(user) -> list[str]:
-    from memoryapp.models import Memory
-
-    return list(Memory.objects.filter(user=user, status=Memory.Status.ACTIVE).values_list("text", flat=True))
-
-
-def _texts_holding_at(user, as_of: datetime) -> list[str]:
-    from memoryapp.models import Memory
-    from memoryapp.selectors.scoping import valid_at
-
-    return list(valid_at(Memory.objects.filter(user=user), as_of=as_of).values_list("text", flat=True))
-
-
 def _asked_at(group: list) -> datetime:
     """An hour after the user's last message, one a day from FIRST_AT."""
     return FIRST_AT + timedelta(days=len(group) - 1, hours=1)
@@ -219,8 +206,8 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         facts, families = Counter(), {}
         persons = {person: Counter() for person in PERSONS}
         for user, group in users:
-            name, texts, asked_at = user_display_name(user), _active_texts(user), _asked_at(group)
-            holding = _texts_holding_at(user, asked_at)
+            name, texts, asked_at = user_display_name(user), active_texts(user), _asked_at(group)
+            holding = current_texts(user, asked_at)
             for message in group:
                 for index, fact in enumerate(message.facts):
                     question = asked_for.get((message.id, index))

@@ -95,17 +95,19 @@ class _Writer:
         episodes_extract(episode_ids=[e.id for e in result.episodes], actor=self.actor, extractor=self.extractor)
 
 
-def _active_texts(user) -> list[str]:
+def active_texts(user) -> list[str]:
+    """The texts of the user's ACTIVE memories, current or not."""
     from memoryapp.models import Memory
 
     return list(Memory.objects.filter(user=user, status=Memory.Status.ACTIVE).values_list("text", flat=True))
 
 
-def _current_texts(user) -> list[str]:
+def current_texts(user, as_of: datetime | None = None) -> list[str]:
+    """The texts of the user's memories that hold at `as_of` (default now), as searches read them."""
     from memoryapp.models import Memory
     from memoryapp.selectors.scoping import valid_at
 
-    return list(valid_at(Memory.objects.filter(user=user)).values_list("text", flat=True))
+    return list(valid_at(Memory.objects.filter(user=user), as_of=as_of).values_list("text", flat=True))
 
 
 def _rate(part: int, whole: int) -> float:
@@ -136,7 +138,7 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         for message in messages:
             user = writer.user()
             writer.send(user, message.text, WRITTEN_AT, "s1")
-            texts = _active_texts(user)
+            texts = active_texts(user)
             counts = families.setdefault(message.family, Counter())
             counts["messages"] += 1
             if message.family == "none":
@@ -164,9 +166,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             for other in others:
                 writer.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
             writer.send(user, pair.before, CHANGE_FROM, "s1")
-            held = [f for m in others for f in m.facts if _mentioned(_current_texts(user), f.must)]
+            held = [f for m in others for f in m.facts if _mentioned(current_texts(user), f.must)]
             writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
-            current, active = _current_texts(user), _active_texts(user)
+            current, active = current_texts(user), active_texts(user)
             closed = [f for f in held if not _mentioned(current, f.must)]
             collateral["held"] += len(held)
             collateral["closed"] += len(closed)
