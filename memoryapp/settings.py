@@ -292,11 +292,13 @@ LOGGING = {
 # SEARCH_EXACT_MAX_ROWS rows (~4 ms per 1k rows scattered over a large table here), HNSW above it.
 SEARCH_EXACT_MAX_ROWS = envint("SEARCH_EXACT_MAX_ROWS", 20_000)
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 30)
-# The least score (the cosine of question and memory, both addressed to the user, the memory after its slot's
-# name: selectors.questions). The highest floor on the dev question set with at most 5% of answerable
-# questions abstained (4.5%; correct abstention on questions about things never said 73.7%; at 0.28, the
-# floor before memories were searched with their slot's name: 2.3%, 57.3%).
-SEARCH_MIN_RELEVANCE = envfloat("SEARCH_MIN_RELEVANCE", 0.32)
+# The least score: a memory's relevance is the cosine of question and memory (both addressed to the user, the
+# memory after its slot's name: selectors.questions) plus search.KIND_WEIGHT times how likely the memory is of the
+# kind of fact asked about. Chosen with KIND_WEIGHT on the dev question set, by the rule the cosine's floor was: the
+# highest with at most 5% of answerable questions abstained (4.9%; correct abstention on questions about things
+# never said 82.7%; bench/question_kinds.py, cross-fitted). Before kinds counted, 0.32 on the cosine alone: 4.8%,
+# 75.1%.
+SEARCH_MIN_RELEVANCE = envfloat("SEARCH_MIN_RELEVANCE", 0.38)
 SEARCH_RECENCY_DECAY = envfloat("SEARCH_RECENCY_DECAY", 0.995)  # per hour since last access
 SEARCH_MMR_LAMBDA = envfloat("SEARCH_MMR_LAMBDA", 0.7)
 SEARCH_WEIGHTS = tuple(float(w) for w in envlist("SEARCH_WEIGHTS", "1.0,0.5,0.5"))  # relevance, recency, importance

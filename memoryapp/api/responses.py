@@ -199,11 +199,15 @@ class Components(serializers.Serializer):
     """Why a result scored what it did; with `explain: true` every component, else the first three."""
 
     relevance = serializers.FloatField(help_text="The question's cosine with the result (memories: both addressed to "
-                                         "the user, their names replaced by 'you'; episodes: names taken out).")
+                                         "the user, their names replaced by 'you', plus 0.6 times `kind`; "
+                                         "episodes: names taken out).")
     recency = serializers.FloatField(help_text="Decayed recency since the last access (1: just now).")
     importance = serializers.FloatField(help_text="The result's importance (episodes: 5).")
     cosine = serializers.FloatField(allow_null=True, required=False,
                                     help_text="explain: the raw cosine; null when the result has no embedding.")
+    kind = serializers.FloatField(required=False,
+                                  help_text="explain, memories: how likely (0..1) the memory is of the kind of fact "
+                                            "the question asks about.")
     fused = serializers.FloatField(required=False,
                                    help_text="explain: the reciprocal-rank fusion of the meaning and word rankings.")
     dense_rank = serializers.IntegerField(allow_null=True, required=False,

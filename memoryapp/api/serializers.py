@@ -173,11 +173,12 @@ class SearchIn(StrictSerializer):
     known_at = AwareDateTime(required=False, help_text="Belief time: what the store believed then (`recorded_at <= "
                                                        "known_at < expired_at`); default now. With a zone.")
     min_score = serializers.FloatField(
-        min_value=-1, max_value=1, required=False,
+        min_value=-1, max_value=2, required=False,
         help_text="The least `score` a result may have; nothing above it: abstained. Same scale as `score`: the "
                   "relevance, a cosine (-1..1) between the question and the memory, both with the user's names "
-                  "replaced by 'you', plus at most 0.03 of recency and importance at the default weights. Default "
-                  "SEARCH_MIN_RELEVANCE (0.32).",
+                  "replaced by 'you', plus 0.6 times the likelihood (0..1, `components.kind`) that the memory is "
+                  "of the kind of fact the question asks about, plus at most 0.03 of recency and importance at "
+                  "the default weights. Default SEARCH_MIN_RELEVANCE (0.38).",
     )
     mmr_lambda = serializers.FloatField(
         min_value=0, max_value=1, required=False,

@@ -225,7 +225,10 @@ def full_system_contexts(conversation: Conversation, ks: tuple[int, ...]) -> dic
         for k in ks:
             contexts[(FULL_SYSTEM, k)] = []
             for fact in conversation.facts:
-                hits = search_memories(principal, user=user, params=SearchParams(query=fact.question, k=k)).hits
+                # Asked when the conversation asks (as the turn policies are), not today: a plan said for
+                # "next month" in 2025 has ended by now.
+                params = SearchParams(query=fact.question, k=k, as_of=conversation.asked_at)
+                hits = search_memories(principal, user=user, params=params).hits
                 contexts[(FULL_SYSTEM, k)].append("\n".join(h.item.text for h in hits))
         return contexts
     finally:

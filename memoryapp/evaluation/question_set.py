@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memoryapp.evaluation import write_corpus
 
-QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
+QUESTIONS_DIR = write_corpus.QUESTIONS_DIR
 NAME = "{name}"
 
 

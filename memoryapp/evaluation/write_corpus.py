@@ -14,6 +14,9 @@ CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
 SPLITS = ("dev", "test")
 # Training-only items (services/extract/training/README.md): the same format, split "train", never measured.
 TRAINING_DIR = Path(__file__).resolve().parents[1] / "services" / "extract" / "training"
+# The question set written for the corpus' facts (evaluation.question_set reads it; the search's question head is
+# trained on its dev files)
+QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 
 
 def _files() -> list[tuple[str, Path]]:

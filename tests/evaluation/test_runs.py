@@ -3,6 +3,7 @@ live store metrics, write accuracy, and the `evaluate` command."""
 
 import io
 import json
+from dataclasses import replace
 
 import pytest
 from django.core.management import call_command
@@ -66,6 +67,20 @@ def test_the_full_system_reaches_the_current_version_where_raw_turns_do_not(chan
     assert rows[changing_facts.FULL_SYSTEM]["changed_facts"]["outdated_only"] <= unrecognised / 3
     assert staleness(result["rows"]) <= unrecognised / 3
     assert not Organization.objects.filter(name__startswith="eval-changing-facts").exists(), "cleaned up"
+
+
+@pytest.mark.django_db
+def test_the_full_system_is_asked_when_the_conversation_asks(changing):
+    """A plan said in a 2025 conversation has ended by today; asked the day after the conversation, it holds."""
+    corpus = changing_facts.source("dev", changing)
+    conversation = changing_facts.generate(0, corpus)
+    last = len(conversation.turns) - 1  # the day before the questions
+    conversation.turns[last] = "I have a dentist appointment next Friday at 10."
+    plan = changing_facts.Fact(pair=replace(corpus.pairs[0], before=conversation.turns[last], before_must=("dentist",),
+                                            question="When is the user's dentist appointment?"), turn_first=last)
+    conversation.facts = [plan]
+    [context] = changing_facts.full_system_contexts(conversation, (1,))[(changing_facts.FULL_SYSTEM, 1)]
+    assert conversation.asked_at.year == 2025 and changing_facts.outcome(context, plan) == "current_only", context
 
 
 def test_a_split_without_enough_change_pairs_is_refused(tmp_path):

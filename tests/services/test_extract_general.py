@@ -350,6 +350,9 @@ def test_training_reproduces_the_shipped_weights(tmp_path):
     assert retrained.change_threshold == pytest.approx(shipped.change_threshold, abs=0.02)
     assert np.allclose(classifier.change_probability(vectors_of(x), pieces, retrained),
                        classifier.change_probability(vectors_of(x), pieces, shipped), atol=0.02)
+    questions = embeddings.encode(["where does you live?", "what's your dog called?", "who is your boss?"])
+    assert np.allclose(classifier.question_family_probabilities(questions, retrained),
+                       classifier.question_family_probabilities(questions, shipped), atol=0.02)
 
 
 def vectors_of(x: np.ndarray) -> np.ndarray:

@@ -11,9 +11,10 @@ family is read the same way, from the vector and from the words, by two logistic
 pieces and on the memories written from them (so that the write path can compare an old memory's family
 with a new one's). A third classifier reads a whole message: does it
 say that something in the speaker's life changed, in any words (services.apply then ends the value it
-replaces); out of fold on dev it hears 89% of change statements at 5% of plain fact statements. All
-are trained from the corpus' dev split and the training-only items (training/README.md) by
-`python -m memoryapp.services.extract.train` and shipped as
+replaces); out of fold on dev it hears 89% of change statements at 5% of plain fact statements. A fourth
+reads a question: which family of fact it asks about (the search weighs memories of that family up:
+selectors.search.KIND_WEIGHT). All are trained from the corpus' dev split, the training-only items
+(training/README.md) and the dev question set by `python -m memoryapp.services.extract.train` and shipped as
 weights.npz; at run time only numpy dot products (importing scikit-learn would cost ingest a second per
 worker and nothing at all here)."""
 
@@ -202,6 +203,10 @@ class Weights:
     change_word_coef: np.ndarray  # (terms,)
     change_word_intercept: float
     change_threshold: float  # at or above: the message says a change
+    # Which fact family a question asks about: a logistic regression over the question's vector as the search
+    # embeds it (selectors.questions: addressed to the user), trained on the dev question set.
+    question_coef: np.ndarray  # (families, vector dimensions), rows in the order of `families`
+    question_intercept: np.ndarray  # (families,)
 
 
 _weights: Weights | None = None
@@ -236,6 +241,8 @@ def load(path: Path = WEIGHTS_PATH) -> Weights:
             change_word_coef=data["change_word_coef"],
             change_word_intercept=float(data["change_word_intercept"]),
             change_threshold=float(data["change_threshold"]),
+            question_coef=data["question_coef"],
+            question_intercept=data["question_intercept"],
         )
 
 
@@ -309,6 +316,24 @@ def family_probabilities(texts: list[str], vectors: np.ndarray, w: Weights | Non
     vector_scores = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1) @ w.family_coef.T
     word_scores = _word_logits(texts, w.family_word_coef, w.family_word_index, w.family_word_idf)
     return (_softmax(vector_scores + w.family_intercept) + _softmax(word_scores + w.family_word_intercept)) / 2
+
+
+def question_family_probabilities(vectors: np.ndarray, w: Weights | None = None) -> np.ndarray:
+    """(questions, families): how likely each question, by its vector as the search embeds it, asks about
+    each fact family."""
+    w = w or weights()
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, w.question_coef.shape[1])
+    return _softmax(vectors @ w.question_coef.T + w.question_intercept)
+
+
+def kind_agreement(question_vector: np.ndarray, texts: list[str], vectors: np.ndarray,
+                   w: Weights | None = None) -> np.ndarray:
+    """(texts,): how likely each memory text (with its vector as written) is of the family of fact the question
+    asks about: the dot product of the question's family probabilities and the memory's."""
+    if not texts:
+        return np.zeros(0, dtype=np.float32)
+    w = w or weights()
+    return family_probabilities(texts, vectors, w) @ question_family_probabilities(question_vector, w)[0]
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ output only where almost no fact-bearing piece scores that low. The durable head
 (a corpus part, a training file): a threshold is chosen on scores of writers the model never read, as the
 sentences it meets at run time are. Folded by message, the estimate was optimistic: 4.0% spurious out of
 fold, where parts v and w, measured held out before they were trained on, gave 5.2% (3 of 58).
+The question head (which family of fact a question asks about) is trained on the dev question set
+(evaluation/questions): its test files are never read either.
 """
 
 from __future__ import annotations
@@ -33,13 +35,18 @@ SPURIOUS_TARGET = 0.04  # out-of-fold share of `none` messages with a piece over
 CHANGE_FALSE_ALARM = 0.05  # out-of-fold share of messages stating a fact the change head calls a change
 VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
 C_DURABLE, C_WORDS, C_FAMILY, C_FAMILY_WORDS, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 4.0, 8.0, 4.0, 5, 17
+C_QUESTION = 4.0
+# How the question head's training questions name the user: a name, or "the user" (the search addresses every
+# name to "you" before embedding, so which names hardly matters).
+QUESTION_NAMES = ("Sam", "the user", "Riley", "Noor")
 
 
-def dev_hash(corpus_dir=None, training_dir=None) -> str:
-    """Fingerprint of the dev and training files the weights are trained from."""
+def dev_hash(corpus_dir=None, training_dir=None, questions_dir=None) -> str:
+    """Fingerprint of the dev, training and dev question files the weights are trained from."""
     digest = hashlib.sha256()
     paths = [*sorted((corpus_dir or write_corpus.CORPUS_DIR).glob("*.dev.jsonl")),
-             *sorted((training_dir or write_corpus.TRAINING_DIR).glob("*.train.jsonl"))]
+             *sorted((training_dir or write_corpus.TRAINING_DIR).glob("*.train.jsonl")),
+             *sorted((questions_dir or write_corpus.QUESTIONS_DIR).glob("*dev.jsonl"))]
     for path in paths:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -100,8 +107,9 @@ def writer_of(item_id: str) -> str:
     return item_id.split("-", 1)[0]
 
 
-def train(corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
-    """The weights, from `corpus_dir`'s dev files and `training_dir`'s training items (the project's by default)."""
+def train(corpus_dir=None, training_dir=None, questions_dir=None) -> dict[str, np.ndarray]:
+    """The weights, from `corpus_dir`'s dev files, `training_dir`'s training items and `questions_dir`'s dev
+    questions (the project's by default)."""
     from sklearn.feature_extraction.text import TfidfVectorizer  # training only: never imported at run time
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import SVC
@@ -161,6 +169,7 @@ def train(corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
     family = _family_models(texts_array[y == 1], x[y == 1, : -len(classifier.cue_features([""])[0])],
                             np.array(families)[y == 1])
     change = _change_head(vectorizer, corpus_dir, training_dir)
+    question = _question_head([str(name) for name in family["families"]], corpus_dir, questions_dir)
     kept = oof >= np.where(is_plain, plain_threshold, threshold)
     print(f"{len(texts)} pieces ({int(y.sum())} durable), {len(family['families'])} families; durable "
           f"threshold {threshold:.2f}, plain first-person {plain_threshold:.2f} (out-of-fold: "
@@ -180,8 +189,9 @@ def train(corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
         "plain_threshold": np.float32(plain_threshold),
         "veto_threshold": np.float32(veto),
         **family,
-        "dev_hash": np.array(dev_hash(corpus_dir, training_dir)),
+        "dev_hash": np.array(dev_hash(corpus_dir, training_dir, questions_dir)),
         **change,
+        **question,
     }
 
 
@@ -262,6 +272,51 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
         "change_word_intercept": np.float32(word_model.intercept_[0]),
         "change_threshold": np.float32(threshold),
     }
+
+
+def _question_head(families: list[str], corpus_dir=None, questions_dir=None) -> dict[str, np.ndarray]:
+    """Which fact family a question asks about (selectors.search weighs a memory of that family up): every dev
+    fact question in both persons, labelled with its message's family, and every dev question about something
+    never said, with the family it is about; each as the search embeds it (the user's name, first person or
+    "the user" addressed to "you"). Prints its out-of-fold accuracy (folds by message: a fact's two wordings
+    never split)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from memoryapp import embeddings
+    from memoryapp.selectors.questions import third_person
+
+    from .grammar import addressed
+
+    folder = questions_dir or write_corpus.QUESTIONS_DIR
+    family_of = {message.id: message.family for message in write_corpus.messages("dev", corpus_dir)}
+    asked = [(item[person], family_of.get(item["message_id"], ""), item["message_id"])
+             for _, _, item in write_corpus.jsonl_items(folder, "questions-*.dev.jsonl")
+             for person in ("first_person", "third_person")]
+    asked += [(item[person], item["family"], item["id"])
+              for _, _, item in write_corpus.jsonl_items(folder, "unanswerable-dev.jsonl")
+              for person in ("first_person", "third_person")]
+    asked = [question for question in asked if question[1] in families]
+    texts = []
+    for number, (wording, _, _) in enumerate(asked):
+        name = QUESTION_NAMES[number % len(QUESTION_NAMES)]
+        texts.append(addressed(third_person(wording.replace("{name}", name), name), (name,)))
+    vectors = embeddings.encode(texts).astype(np.float64)
+    labels = np.array([family for _, family, _ in asked])
+    folds = _folds(np.array([group for _, _, group in asked]))
+    right = 0
+    for fold in range(FOLDS):
+        model = LogisticRegression(C=C_QUESTION, max_iter=5000).fit(vectors[folds != fold], labels[folds != fold])
+        right += int((model.predict(vectors[folds == fold]) == labels[folds == fold]).sum())
+    print(f"question head: {len(texts)} questions, {len(set(labels))} families; out of fold "
+          f"{right / len(texts):.1%} of questions' families right")
+    model = LogisticRegression(C=C_QUESTION, max_iter=5000).fit(vectors, labels)
+    # Rows in the family model's order; a family no question asked about is never the asked one.
+    coef = np.zeros((len(families), vectors.shape[1]), dtype=np.float32)
+    intercept = np.full(len(families), -30.0, dtype=np.float32)
+    for row, family in enumerate(model.classes_):
+        coef[families.index(family)] = model.coef_[row]
+        intercept[families.index(family)] = model.intercept_[row]
+    return {"question_coef": coef, "question_intercept": intercept}
 
 
 def _folds(groups: np.ndarray) -> np.ndarray:
