@@ -24,7 +24,7 @@ from memoryapp.selectors.questions import search_vector, search_vectors, subject
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.grammar import stem
-from memoryapp.services.extract.lexicon import LANGUAGES, alternatives
+from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import once_per_transaction, user_lock
@@ -742,13 +742,44 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
         theirs = current.filter(subject_and_their_people(draft.subject))
         bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
+        candidates = replacement_candidates(theirs, draft.embedding, message[1])
+        others = _about_someone_else(candidates, draft)
         old = (_kind_said_again(theirs, draft)
-               or _replaced(replacement_candidates(theirs, draft.embedding, message[1]), draft, bar, beside, message))
+               or _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside,
+                            message))
     if old is None:
         return
     reason = "changed: the user said something new about it"
     for memory in [old, *restatements(old, said_now), *_said_alike(old, draft.text, said_now)]:
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+
+
+def _about_someone_else(candidates: list[Memory], draft: MemoryDraft) -> set[UUID]:
+    """The candidates about one of the user's people other than the one the new memory names: "Ethan graduated"
+    is no news of "Nico just started at Purdue." when the user's memories, current or not, introduce both as their
+    people ("The user's brother Nico ...", "The user's son Ethan ..."). Other capitalized words (places, schools)
+    name no one."""
+    from memoryapp.selectors.names import user_display_name
+
+    own = {word.lower() for word in _WORD.findall(user_display_name(draft.user))}
+    said = {name for name in _PERSON_NAME.findall(draft.text) if name.lower() not in own}
+    if not said:
+        return set()
+    named = {memory.id: set(_PERSON_NAME.findall(memory.text)) for memory in candidates}
+    words = sorted(said.union(*named.values()))
+    alternation = "|".join(map(re.escape, words))
+    introduced = re.compile(rf"'s (?:{_PEOPLE_WORDS}),? ({alternation})\b")
+    theirs = Memory.objects.filter(organization_id=draft.organization.id, user=draft.user,
+                                   text__regex=f"'s .*({alternation})")
+    texts = theirs.values_list("text", flat=True)[:PEOPLE_LOOKED_AT]
+    people = {name for text in texts for name in introduced.findall(text)}
+    if not said & people:
+        return set()
+    return {id for id, names in named.items() if (names - said) & people and not names & said}
+
+
+_PEOPLE_WORDS = "|".join(sorted({*RELATIVES, *FAMILY_MEMBERS, "friend", "roommate", "flatmate", "housemate", "boss",
+                                 "manager", "colleague", "coworker", "neighbour", "neighbor"}, key=len, reverse=True))
 
 
 def _kind_said_again(current, draft: MemoryDraft) -> Memory | None:

@@ -323,6 +323,20 @@ def test_a_later_single_value_supersedes_one_the_rules_read(send):
     assert any(mentions(t, ("Hamburg",)) for t in texts) and not any(mentions(t, ("Lisbon",)) for t in texts), texts
 
 
+@pytest.mark.django_db
+def test_news_of_one_of_the_user_s_people_never_ends_another_s(send):
+    """Ava's news ends Ava's old school, never what the user said of Sol since, though both are school news."""
+    user = send("my niece Ava is in her last year of primary school")
+    send("my nephew Sol is doing his GCSEs this year", user=user, at=WHEN + timedelta(days=30), session="s2")
+    send("Sol just started at sixth form college, time flies", user=user, at=WHEN + timedelta(days=60), session="s3")
+    send("Ava finished primary school!! she's off to Ridgeway Academy after the summer", user=user,
+         at=WHEN + timedelta(days=90), session="s4")
+    texts = current_texts(user)
+    assert any(mentions(t, ("Sol", "sixth")) for t in texts), texts
+    assert any(mentions(t, ("Ava", "Ridgeway")) for t in texts), texts
+    assert not any(mentions(t, ("last", "year", "primary")) for t in texts), texts
+
+
 def test_shipped_weights_were_trained_on_the_current_dev_split():
     shipped = classifier.load()
     assert shipped.dev_hash == train.dev_hash(), (
