@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import random
 import uuid
-from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -101,7 +100,8 @@ def kinds_cross_fitted(found: list[dict], split: str) -> list[np.ndarray]:
     sentences seen."""
     from sklearn.linear_model import LogisticRegression
 
-    shipped = classifier.weights()
+    with np.load(classifier.WEIGHTS_PATH, allow_pickle=False) as data:
+        shipped = dict(data)
     texts, labels, families, groups, encoded, _, _ = train.examples()
     pieces = classifier.features(texts, embeddings.encode(encoded))[:, : -len(classifier.cue_features([""])[0])]
     users = questions_eval.group_users(write_corpus.messages(split))
@@ -120,18 +120,7 @@ def kinds_cross_fitted(found: list[dict], split: str) -> list[np.ndarray]:
         fold_families = [str(name) for name in family["families"]]
         fit_on = (ask_fold != fold) & np.isin(asked, fold_families)
         head = LogisticRegression(C=train.C_QUESTION, max_iter=5000).fit(questions[fit_on], asked[fit_on])
-        coef = np.zeros((len(fold_families), questions.shape[1]), dtype=np.float32)
-        intercept = np.full(len(fold_families), -30.0, dtype=np.float32)
-        for row, name in enumerate(head.classes_):
-            coef[fold_families.index(name)] = head.coef_[row]
-            intercept[fold_families.index(name)] = head.intercept_[row]
-        weights = replace(
-            shipped, family_coef=family["family_coef"], family_intercept=family["family_intercept"],
-            family_word_index={str(term): column for column, term in enumerate(family["family_word_terms"])},
-            family_word_idf=family["family_word_idf"],
-            family_word_coef=np.ascontiguousarray(family["family_word_coef"].astype(np.float32).T),
-            family_word_intercept=family["family_word_intercept"], families=tuple(fold_families),
-            question_coef=coef, question_intercept=intercept)
+        weights = classifier.from_arrays({**shipped, **family, **train.question_head_arrays(head, fold_families)})
         for i in np.flatnonzero(ask_fold == fold):
             if asked[i] in fold_families:
                 guessed = classifier.question_family_probabilities(questions[i], weights)[0].argmax()

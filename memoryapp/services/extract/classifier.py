@@ -215,35 +215,40 @@ _lock = threading.Lock()
 
 def load(path: Path = WEIGHTS_PATH) -> Weights:
     with np.load(path, allow_pickle=False) as data:
-        return Weights(
-            support_vectors=data["support_vectors"],
-            dual_coef=data["dual_coef"],
-            vector_intercept=float(data["vector_intercept"]),
-            gamma=float(data["gamma"]),
-            calibration=data["calibration"],
-            word_index={str(term): column for column, term in enumerate(data["word_terms"])},
-            word_idf=data["word_idf"],
-            word_coef=data["word_coef"],
-            word_intercept=float(data["word_intercept"]),
-            durable_threshold=float(data["durable_threshold"]),
-            plain_threshold=float(data["plain_threshold"]),
-            veto_threshold=float(data["veto_threshold"]),
-            family_coef=data["family_coef"],
-            family_intercept=data["family_intercept"],
-            family_word_index={str(term): column for column, term in enumerate(data["family_word_terms"])},
-            family_word_idf=data["family_word_idf"],
-            family_word_coef=np.ascontiguousarray(data["family_word_coef"].astype(np.float32).T),
-            family_word_intercept=data["family_word_intercept"],
-            families=tuple(str(f) for f in data["families"]),
-            dev_hash=str(data["dev_hash"]),
-            change_coef=data["change_coef"],
-            change_intercept=float(data["change_intercept"]),
-            change_word_coef=data["change_word_coef"],
-            change_word_intercept=float(data["change_word_intercept"]),
-            change_threshold=float(data["change_threshold"]),
-            question_coef=data["question_coef"],
-            question_intercept=data["question_intercept"],
-        )
+        return from_arrays(data)
+
+
+def from_arrays(data) -> Weights:
+    """The weights from their arrays, by name, as train.train() gives them and weights.npz holds them."""
+    return Weights(
+        support_vectors=data["support_vectors"],
+        dual_coef=data["dual_coef"],
+        vector_intercept=float(data["vector_intercept"]),
+        gamma=float(data["gamma"]),
+        calibration=data["calibration"],
+        word_index={str(term): column for column, term in enumerate(data["word_terms"])},
+        word_idf=data["word_idf"],
+        word_coef=data["word_coef"],
+        word_intercept=float(data["word_intercept"]),
+        durable_threshold=float(data["durable_threshold"]),
+        plain_threshold=float(data["plain_threshold"]),
+        veto_threshold=float(data["veto_threshold"]),
+        family_coef=data["family_coef"],
+        family_intercept=data["family_intercept"],
+        family_word_index={str(term): column for column, term in enumerate(data["family_word_terms"])},
+        family_word_idf=data["family_word_idf"],
+        family_word_coef=np.ascontiguousarray(data["family_word_coef"].astype(np.float32).T),
+        family_word_intercept=data["family_word_intercept"],
+        families=tuple(str(f) for f in data["families"]),
+        dev_hash=str(data["dev_hash"]),
+        change_coef=data["change_coef"],
+        change_intercept=float(data["change_intercept"]),
+        change_word_coef=data["change_word_coef"],
+        change_word_intercept=float(data["change_word_intercept"]),
+        change_threshold=float(data["change_threshold"]),
+        question_coef=data["question_coef"],
+        question_intercept=data["question_intercept"],
+    )
 
 
 def weights() -> Weights:

@@ -309,9 +309,13 @@ def _question_head(families: list[str], corpus_dir=None, questions_dir=None) -> 
         right += int((model.predict(vectors[folds == fold]) == labels[folds == fold]).sum())
     print(f"question head: {len(texts)} questions, {len(set(labels))} families; out of fold "
           f"{right / len(texts):.1%} of questions' families right")
-    model = LogisticRegression(C=C_QUESTION, max_iter=5000).fit(vectors, labels)
-    # Rows in the family model's order; a family no question asked about is never the asked one.
-    coef = np.zeros((len(families), vectors.shape[1]), dtype=np.float32)
+    return question_head_arrays(LogisticRegression(C=C_QUESTION, max_iter=5000).fit(vectors, labels), families)
+
+
+def question_head_arrays(model, families: list[str]) -> dict[str, np.ndarray]:
+    """A fitted question head's weights, rows in the family model's order (`families`); a family no question asked
+    about is never the asked one."""
+    coef = np.zeros((len(families), model.coef_.shape[1]), dtype=np.float32)
     intercept = np.full(len(families), -30.0, dtype=np.float32)
     for row, family in enumerate(model.classes_):
         coef[families.index(family)] = model.coef_[row]
