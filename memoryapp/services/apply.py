@@ -742,11 +742,11 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
         theirs = current.filter(subject_and_their_people(draft.subject))
         bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
-        candidates = replacement_candidates(theirs, draft.embedding, message[1])
-        others = _about_someone_else(candidates, draft)
-        old = (_kind_said_again(theirs, draft)
-               or _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside,
-                            message))
+        old = _kind_said_again(theirs, draft)
+        if old is None:
+            candidates = replacement_candidates(theirs, draft.embedding, message[1])
+            others = _about_someone_else(candidates, draft)
+            old = _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside, message)
     if old is None:
         return
     reason = "changed: the user said something new about it"
@@ -766,6 +766,8 @@ def _about_someone_else(candidates: list[Memory], draft: MemoryDraft) -> set[UUI
     if not said:
         return set()
     named = {memory.id: set(_PERSON_NAME.findall(memory.text)) for memory in candidates}
+    if not any(names - said for names in named.values()):
+        return set()  # no candidate names anyone else: nothing to look up
     words = sorted(said.union(*named.values()))
     alternation = "|".join(map(re.escape, words))
     introduced = re.compile(rf"'s (?:{_PEOPLE_WORDS}),? ({alternation})\b")
