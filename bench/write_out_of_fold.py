@@ -108,19 +108,21 @@ def measure(trained: list[tuple[classifier.Weights, list, Path]], offset: float)
     return counts
 
 
-def measure_whole_path(trained: list[tuple[classifier.Weights, list, Path]]) -> Counter:
-    """Sums of `write_accuracy.run` over the folds, each fold's items under its own weights."""
+def measure_whole_path(trained: list[tuple[classifier.Weights, list, Path]], examples_file: str = "") -> Counter:
+    """Sums of `write_accuracy.run` over the folds, each fold's items under its own weights; with
+    `examples_file`, each fold's examples of what went wrong are written there (JSON, one list per fold)."""
     from django.core.management import call_command
 
     from memoryapp.evaluation import write_accuracy
 
     call_command("migrate", verbosity=0)
-    totals = Counter()
+    totals, examples = Counter(), []
     try:
         for number, (weights, _, held_out) in enumerate(trained, start=1):
             classifier._weights = weights
             result = write_accuracy.run(split="dev", corpus_dir=held_out)
             changes = result["changes"]
+            examples.append(result["examples"])
             totals.update(expected=result["expected"], missed=result["missed"], none=result["none_messages"],
                           spurious=result["spurious"], pairs=changes["pairs"], recognised=changes["recognised"],
                           held=changes["unrelated_held"], closed=changes["unrelated_closed"])
@@ -128,6 +130,8 @@ def measure_whole_path(trained: list[tuple[classifier.Weights, list, Path]]) -> 
                   f"{changes['pairs']}", flush=True)
     finally:
         classifier._weights = None
+    if examples_file:
+        Path(examples_file).write_text(json.dumps(examples, indent=1, ensure_ascii=False))
     return totals
 
 
@@ -137,6 +141,8 @@ def main() -> None:
     parser.add_argument("--offsets", default="0", help="comma-separated threshold offsets, e.g. 0,0.03")
     parser.add_argument("--whole-path", action="store_true",
                         help="also write each fold's dev items through the whole write path (changes recognised)")
+    parser.add_argument("--examples", default="",
+                        help="with --whole-path: write each fold's examples of what went wrong to this JSON file")
     parser.add_argument("--held-out-parts", default="",
                         help="comma-separated training parts (e.g. tr5,tr6): train without them and read their "
                              "messages instead of the dev folds")
@@ -147,7 +153,7 @@ def main() -> None:
         else:
             trained = folds_trained(args.folds, Path(folder))
         if args.whole_path and not args.held_out_parts:
-            c = measure_whole_path(trained)
+            c = measure_whole_path(trained, args.examples)
             print(f"whole write path, out of fold: missed {c['missed'] / c['expected']:.1%} of {c['expected']} facts, "
                   f"spurious {c['spurious'] / c['none']:.1%} of {c['none']}, changes recognised "
                   f"{c['recognised'] / c['pairs']:.1%} of {c['pairs']} pairs, unrelated facts closed {c['closed']} "

@@ -23,6 +23,7 @@ from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organiz
 from memoryapp.selectors.questions import search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
+from memoryapp.services.extract.general import someone_named_first
 from memoryapp.services.extract.grammar import stem
 from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
@@ -537,10 +538,15 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
     it was kept (employer or workplace, partner or home_life, or none). A memory must name the value
     (candidate.ends, _names_the_value) and have begun before the statement; memories of the statement's
     subject first, else those of the user and their people ("Tom left Deloitte" ends the brother's
-    employer). Never what the statement itself wrote."""
+    employer). News of someone named ends the user's own memories only where they name that person: "Kiki
+    passed in the night" ends "The user's parrot Kiki is 30.", "Ollie quit his spin class" leaves the user's.
+    Never what the statement itself wrote."""
+    from memoryapp.selectors.names import user_display_name
+
     if draft.user is None:
         return
     user_key = draft.user.external_id.lower()
+    doer = someone_named_first(draft.text, user_display_name(draft.user))
     said_now = [episode.id for episode in draft.sources]
     for phrase in ends:
         wanted = _stems(phrase)
@@ -556,6 +562,9 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
             ).filter(mentions_any).exclude(sources__in=said_now).defer(*VECTORS).distinct()
             if _names_the_value(wanted, phrase, _stems(memory.text))
         ]
+        if doer:
+            matching = [memory for memory in matching
+                        if memory.subject != user_key or doer in _WORD.findall(memory.text)]
         same = [memory for memory in matching if memory.subject == draft.subject]
         theirs = [memory for memory in matching
                   if memory.subject == user_key or memory.subject.startswith(f"{user_key}'s ")]
@@ -717,6 +726,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     none of the kind. A change is said by the memory's own words or heard in the whole message by the
     classifier (`message_changes`: "Aer Lingus now" after "I work for Ryanair", "Baby Aiko arrived on
     Tuesday" after "I'm 30 weeks pregnant"). Only the user's own words get here."""
+    from memoryapp.selectors.names import user_display_name
+
     if draft.user is None or (not changes and _NEGATION.search(draft.text)):
         return
     said_now = [episode.id for episode in draft.sources]
@@ -739,8 +750,12 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     said_in_words = bool(_SAYS_CHANGE.search(draft.text))
     if old is None and (not changes or message_changes or said_in_words):
         # A relative's news never replaces the user's own value; a statement kept as the user's may be about
-        # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4").
+        # one of their people the extractor did not recognise ("Eli turned 5" after "my son Eli is 4", "Tom got
+        # promoted" after "my husband's a PC"), but news of someone named never ends a value of the user's own
+        # ("Marco got a job at Google" and "The user works at Tesco.").
         theirs = current.filter(subject_and_their_people(draft.subject))
+        if someone_named_first(draft.text, user_display_name(draft.user)):
+            theirs = theirs.exclude(subject=draft.subject)
         bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
         old = _kind_said_again(theirs, draft)
         if old is None:
@@ -791,12 +806,28 @@ def _kind_said_again(current, draft: MemoryDraft) -> Memory | None:
     "gardens" is the kind of "a small garden")."""
     said = _stems(draft.text) | _stems(draft.attribute.replace("_", " "))
     for memory in current.filter(text__iregex=_NONE_OF_A_KIND).defer(*VECTORS)[:50]:
-        words = [word for word in _VALUE_WORD.findall(memory.text.lower()) if word not in _NOT_CONTENT]
-        if words and stem(words[-1]) in said:
+        kind = _kind_of_none(memory.text)
+        if kind and stem(kind) in said:
             return memory
     return None
 
 
+def _kind_of_none(text: str) -> str | None:
+    """The kind a statement says there is none of: the last content word of the clause its negation is in
+    ("has no pets, the condo board doesn't allow them": pets; "doesn't drink alcohol at all": alcohol)."""
+    negation = _NEGATION.search(text)
+    if negation is None:
+        return None
+    clause = re.split(r"[,;:.!?]|\s(?:but|because|so|since|as)\s", text[negation.start():], maxsplit=1)[0]
+    words = [word for word in _VALUE_WORD.findall(clause.lower())
+             if word not in _NOT_CONTENT and word not in _NO_KIND and not _NEGATION.fullmatch(word)]
+    return words[-1] if words else None
+
+
+# Words that end a negative statement without naming its kind: "doesn't drink alcohol at all" is about alcohol,
+# and "moved all my accounts" is no news of it.
+_NO_KIND = frozenset({"all", "any", "anymore", "more", "ever", "either", "yet", "really", "whatsoever", "much", "now",
+                      "again", "too", "though", "lol", "tbh", "honestly", "actually"})
 PEOPLE_LOOKED_AT = 200
 # A person named is not enough alone ("got a little red Fiat" is no news of the Red Cross volunteering):
 # the memory must be as likely replaced as when only the classifier heard the change.
@@ -820,14 +851,17 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
     said = set(_WORD.findall(draft.text.lower()))
     said |= {word.removesuffix("'s") for word in said}  # "jamie's been transferred" names Jamie
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
-    said -= set(_WORD.findall(user_display_name(draft.user).lower()))  # the user is not one of their people
+    who = user_display_name(draft.user)
+    said -= set(_WORD.findall(who.lower()))  # the user is not one of their people
     owner = draft.subject.split("'s ", 1)[0]
     people = (current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
               .order_by("-valid_from").values_list("id", "subject", "text")[:PEOPLE_LOOKED_AT])
-    # Named in the user's own memories too ("I live with my husband Kwame": the user's home_life).
+    # Named in the user's own memories too, as one of their people ("I live with my husband Kwame": the user's
+    # home_life; not "The user works at Deloitte." when "Tom left Deloitte").
     named = [id for id, subject, text in people
              if (subject != owner and subject.split("'s ", 1)[1] in kin)
-             or any(name.lower() in said for name in _names_beside_subject(text))]
+             or any(name.lower() in said
+                    for name in (_names_beside_subject(text) if subject != owner else _people_named_in(text, who)))]
     if not named:
         return None
     candidates = replacement_candidates(current.filter(id__in=named), draft.embedding, message[1])
@@ -835,6 +869,18 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
 
 
 _WORD = re.compile(r"[\w'-]+")
+
+
+def _people_named_in(text: str, who: str) -> set[str]:
+    """The names a memory of the user's (`who`, as texts call them) gives someone: its subject when that is
+    someone else ("Alfie is 3."), or a name beside it, not a place or an organisation said after "at", "in",
+    "to"...: "husband Kwame", "parrot Kiki" (not "works at Deloitte", "lives in Leeds")."""
+    doer = someone_named_first(text, who)
+    return ({doer} if doer else set()) | (set(_NAME_OF_SOMEONE.findall(text)) & _names_beside_subject(text))
+
+
+_NAME_OF_SOMEONE = re.compile(r"(?<!\bat )(?<!\bin )(?<!\bto )(?<!\bfrom )(?<!\bfor )(?<!\bnear )(?<!\binto )"
+                              r"(?<!\bon )(?<!\bof )(?<!\bby )(?<=\s)((?-i:[A-Z])[a-z]{2,})\b")
 
 
 def _names_beside_subject(text: str) -> set[str]:

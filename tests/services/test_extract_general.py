@@ -212,6 +212,9 @@ def test_a_piece_that_goes_on_with_it_or_they_is_told_with_what_it_goes_on_with(
     ("best decision I ever made", "Best decision Maria ever made."),
     ("I kind of hate cilantro", "Maria kind of hates cilantro."),
     ("I finally passed my driving test", "Maria finally passed their driving test."),
+    # a verb that already agrees stays as said
+    ("now works nights at the depot", "Maria now works nights at the depot."),
+    ("still studies law part-time", "Maria still studies law part-time."),
 ])
 def test_the_verb_after_an_adverb_agrees_and_a_present_verb_in_ed_is_no_past(said, text):
     assert general.third_person(said, "Maria") == text
@@ -313,6 +316,20 @@ def test_a_relative_s_news_never_replaces_the_user_s_own_value(send):
     send("My dad turned 70 last week, we threw him a huge party.", user=user, at=WHEN + timedelta(days=30),
          session="s2")
     assert any(mentions(t, ("41",)) for t in current_texts(user)), current_texts(user)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("own", "news", "kept"), [
+    ("I work at the Tesco on Mill Road.", "Marco got a job at Google last week, so proud of him", ("Tesco",)),
+    ("I'm a primary school teacher.", "Dana took a job as a paramedic in Leeds", ("teacher",)),
+    ("I work at Deloitte, in audit.", "Tom left Deloitte, he's at KPMG now", ("user", "Deloitte")),
+    # a many-valued kind: the user's own value of it is no value the news replaces either
+    ("I go to a spin class every Monday.", "Ollie quit his spin class and now does yoga", ("Monday",)),
+])
+def test_news_of_someone_named_never_replaces_the_user_s_own_value(send, own, news, kept):
+    user = send(own)
+    send(news, user=user, at=WHEN + timedelta(days=30), session="s2")
+    assert any(mentions(t, kept) for t in current_texts(user)), current_texts(user)
 
 
 @pytest.mark.django_db
@@ -537,6 +554,15 @@ def test_what_follows_and_goes_on_with_the_person_the_sentence_began_with(said, 
         assert {c.subject for c in told} == {whose}
     else:
         assert said.split()[0] in told[0].text
+
+
+@pytest.mark.parametrize(("said", "name", "word"), [
+    ("tariq graduated and now works for the NHS", "Tariq", "NHS"),
+    ("jake relocated to Austin and now lives near the lake", "Jake", "lake"),
+])
+def test_a_verb_that_agrees_with_a_name_typed_in_lower_case_goes_on_with_that_person(said, name, word):
+    told = [c for c in olga_says(said) if mentions(c.text, (word,))]
+    assert told and all(c.text.startswith(f"{name} ") for c in told), [c.text for c in told]
 
 
 @pytest.mark.parametrize("said", ["my brother married Ines, she's a vet", "my dad retired, she says it's dull",

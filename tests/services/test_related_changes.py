@@ -10,6 +10,7 @@ import pytest
 
 from memoryapp.evaluation.write_corpus import mentions
 from memoryapp.models import Memory
+from memoryapp.services.apply import _kind_of_none
 from tests.factories import current_texts, make_user, tell
 
 pytestmark = pytest.mark.django_db
@@ -32,6 +33,7 @@ def told_in_turn(acme, name: str, first: str, then: str) -> list[str]:
     ("I've never owned a bike.", "Bought a bike last weekend, a red Trek.", ("never", "bike"), ("Trek",)),
     ("We've never had a garden.", "Our new place has a small garden with two apple trees.", ("never", "garden"),
      ("apple",)),
+    # the kind is said where the "no" is, whatever the sentence goes on with
     # the kind named by the slot the new memory fills, not by its words
     ("We don't have any pets, the landlord won't allow it.", "we adopted a rabbit called Biscotti last week",
      ("pets",), ("Biscotti",)),
@@ -178,6 +180,23 @@ def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acm
 def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, first, then, kept):
     now = told_in_turn(acme, "wim", first, then)
     assert holds(now, *kept) and not holds(now, "works", "Bollywood"), now
+
+
+@pytest.mark.parametrize(("statement", "kind"), [
+    ("The user has no pets, the condo board doesn't allow them.", "pets"),
+    ("The user doesn't drink alcohol at all.", "alcohol"),
+    ("The user has never owned a bike, the hills here are too steep.", "bike"),
+    ("The user doesn't really exercise.", "exercise"),
+])
+def test_the_kind_a_statement_of_none_is_about_is_said_beside_its_no(statement, kind):
+    assert _kind_of_none(statement) == kind
+
+
+def test_a_word_after_the_kind_in_a_statement_of_none_is_not_its_kind(acme):
+    # "at all" names no kind: news that says "all" is still no news of drinking
+    now = told_in_turn(acme, "xan", "I don't drink alcohol at all.",
+                       "Switched all my savings over to a new bank, the app is better.")
+    assert holds(now, "alcohol"), now
 
 
 def test_a_person_named_in_one_memory_and_described_in_another_leaves_neither_behind(acme):

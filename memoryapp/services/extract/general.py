@@ -618,6 +618,8 @@ def _agreeing(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR_THIRD:
         return _IRREGULAR_THIRD[lowered]
+    if _third_person_form(lowered):
+        return verb  # already agrees: "now works for the NHS" never becomes "now workses"
     past = lowered.endswith("ed") and lowered not in _PRESENT_IN_ED
     if lowered in _MODALS or lowered in _PAST or past or lowered.endswith("n't") or not lowered.isalpha():
         return verb
@@ -628,6 +630,14 @@ def _agreeing(verb: str) -> str:
     if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
         return lowered + "es"
     return lowered + "s"
+
+
+def _third_person_form(word: str) -> bool:
+    """ "works", "studies", "teaches", "has": a verb that agrees with someone other than the speaker."""
+    if word in _IRREGULAR_THIRD.values():
+        return True
+    bases = (word[:-1], word[:-2], word[:-3] + "y" if word.endswith("ies") else "")
+    return word.endswith("s") and not word.endswith("ss") and any(base in _BASE_VERBS for base in bases)
 
 
 def complete(
@@ -1080,6 +1090,10 @@ def _continued(found: list[str]) -> dict[str, str]:
             continue
         lead = _LEAD.match(before)
         if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
+            if (named := _lowercase_doer(before)) and _third_person_form(_words_without_adverbs(piece)[0]):
+                # "tariq graduated | now works for the NHS": the verb tells it is Tariq who works, not the speaker
+                continued.setdefault(before, named + before[len(named):])
+                continued[piece] = f"{named} {piece}"
             continue
         if _says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece):
             continued[piece] = f"{lead[1]} {piece}"
@@ -1088,6 +1102,15 @@ def _continued(found: list[str]) -> dict[str, str]:
             # "my dad's name is Rafael, | he's turning 70", "our twins are called Ivy and Rose, | they're 6"
             continued[piece] = _said_of(lead[1], piece, pronoun)
     return continued
+
+
+def _lowercase_doer(piece: str) -> str | None:
+    """ "tariq graduated": a name typed in lower case, as the one word before the piece's past tense, capitalized."""
+    first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
+    done = second in _PAST or (second.endswith("ed") and second not in _PRESENT_IN_ED)
+    if not done or not first.isalpha() or first in _NOT_A_LEAD or first in _SUBJECTS or first in _POSSESSIVES:
+        return None
+    return first.capitalize()
 
 
 def _said_of(person: str, piece: str, pronoun: re.Match) -> str:
@@ -1173,7 +1196,8 @@ def _about(piece: str, text: str, *, subject: str, who: str) -> str | None:
     if relative and (relative[0].lower().startswith(("my", "our")) or piece[:1].isupper()
                      or relative[1].lower() in _KIN):
         return f"{subject}'s {relative_key(relative[1])}"
-    if _SPEAKER.search(piece) or text.startswith(sentence(who)):
+    # (a text that only reports the words, "The user said: he's at KPMG now", is not the user's by that)
+    if _SPEAKER.search(piece) or (text.startswith(sentence(who)) and not text.startswith(f"{sentence(who)} said:")):
         return subject
     if _SOMEONE_ELSE.match(piece):
         return None  # "Aisha moved to Lagos", "Tokyo has ...", "she needs more space": someone else's
@@ -1198,15 +1222,35 @@ _WE_TWO = re.compile(r"^(?:(?:my|our|the)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<n
                      re.I)
 
 
+def someone_named_first(text: str, who: str) -> str | None:
+    """The name a memory's text opens with when it is news of someone named (news_of_someone_named)."""
+    return _NAMED_DOER.match(text)[1] if news_of_someone_named(text, who) else None
+
+
+def news_of_someone_named(text: str, who: str) -> bool:
+    """Whether a memory's text opens with someone named doing or being something and never names `who` (the
+    user as texts call them): "Marco got a job at Google.", "Tasha took a job in Seattle." (not "Aer Lingus
+    now.", a name of two words, nor "The user finally got a job.", nor a word for a relative or a role: "Grandad
+    passed away", "Doctor says it's type 2 now")."""
+    doer = _NAMED_DOER.match(text)
+    if not doer or re.search(rf"\b{re.escape(who)}\b", text, re.I):
+        return False
+    word = doer[1].lower()
+    return not (word in _NOT_A_LEAD or word in _KIN or word in JOB_WORDS or word.startswith("grand"))
+
+
 def _the_two_of_them(match: re.Match, who: str) -> str:
     theirs = match["theirs"] or match["theirs_after"]
     return f"{who} and their {theirs}" if theirs else f"{who} and {match['name']}"
 
 
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
-# "Aisha moved", "she needs", "his name is Milo" (not the user's name).
+# A name of one word and its verb, in the case memory texts are written in: "Marco got", "Eli turned", "Ana's".
+_NAMED_DOER = re.compile(r"([A-Z][a-z]+)(?:'s\s|\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
+                         rf"(?:is|was|has|had|and|[a-z]+s|[a-z]+ed|{'|'.join(sorted(_PAST))})\b)")
+# "Aisha moved", "Marco got a job", "she needs", "his name is Milo" (not the user's name).
 _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
-                           r"(?:is|was|has|had|and|\w+s|\w+ed)\b"
+                           rf"(?:is|was|has|had|and|\w+s|\w+ed|{'|'.join(sorted(_PAST))})\b"
                            r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
 

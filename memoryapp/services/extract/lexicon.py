@@ -120,6 +120,11 @@ RELATIVES = (
     "flatmate",
     "grandma",
     "grandpa",
+    "grandad",
+    "granddad",
+    "granny",
+    "gran",
+    "nana",
     "aunt",
     "uncle",
     "cousin",
@@ -142,7 +147,8 @@ RELATIVES = (
 # Bristol" are the same person's city. Texts keep the user's own word; only the subject is keyed.
 RELATIVE_KEYS = {
     "mum": "mother", "mom": "mother", "dad": "father", "stepmom": "stepmother", "stepdad": "stepfather",
-    "grandma": "grandmother", "grandpa": "grandfather", "fiancee": "fiance", "fiancé": "fiance",
+    "grandma": "grandmother", "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
+    "granny": "grandmother", "gran": "grandmother", "nana": "grandmother", "fiancee": "fiance", "fiancé": "fiance",
     "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
     "boy": "son", "girl": "daughter", "hubby": "husband", "manager": "boss", "sis": "sister",
     "daddy": "father", "mummy": "mother", "mommy": "mother"
