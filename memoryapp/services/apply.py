@@ -701,11 +701,6 @@ REPLACEMENT_CANDIDATES = 6  # nearest to the new memory, and as many nearest to 
 # unrelated facts closed 39 -> 32 of ~3,400 (at 0.6 and 0.7: 80.4%, 61 closed without the margin floor).
 REPLACEMENT_BAR = 0.7  # the change said in the memory's own words, or a statement that there was none of a kind
 HEARD_CHANGE_BAR = 0.8  # only the classifier heard a change in the message
-# Under the bar, a candidate far likelier than every other one looked at is the one replaced (dev pairs written
-# under weights trained without them, each user holding four unrelated facts: 15 more old values ended for 4
-# other memories at 0.6 and 0.4; 22 for 9 at 0.5 and 0.4; 27 for 11 at 0.5 and 0.3).
-CLEAR_FLOOR = 0.6
-CLEAR_GAP = 0.4
 _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowadays|instead|switched|moved|relocated"
                           r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold"
                           r"|recovered|got over|renamed|transferred|remarried|outgr[eo]wn?"
@@ -932,10 +927,8 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
         texts = [said.sub("The user", text) for text in texts]
         vectors = embeddings.encode(texts)
     likelihood = replacement.probabilities(replacement_rows(texts, vectors, candidates, message))[:allowed]
-    best = int(np.argmax(likelihood))
-    runner_up = max((p for i, p in enumerate(likelihood) if i != best), default=0.0)
-    clearly_the_one = likelihood[best] >= CLEAR_FLOOR and likelihood[best] - runner_up >= CLEAR_GAP
-    return candidates[best] if likelihood[best] >= bar or clearly_the_one else None
+    best = replacement.most_likely_replaced(likelihood, bar)
+    return None if best is None else candidates[best]
 
 
 def replacement_rows(texts: list[str], vectors: np.ndarray, candidates: list[Memory],

@@ -92,3 +92,21 @@ def probabilities(rows: np.ndarray) -> np.ndarray:
     """How likely each old memory is the one replaced."""
     scores = rows @ np.asarray(REPLACEMENT_WEIGHTS, dtype=np.float32) + REPLACEMENT_INTERCEPT
     return 1 / (1 + np.exp(-scores))
+
+
+# Under the caller's bar, a candidate far likelier than every other one looked at is the one replaced. Dev pairs
+# written under weights trained without them, each user holding four unrelated facts (logged likelihoods): 15 more
+# old values ended for 4 other memories at 0.6 and 0.4; 22 for 9 at 0.5 and 0.4; 27 for 11 at 0.5 and 0.3.
+CLEAR_FLOOR = 0.6
+CLEAR_GAP = 0.4
+
+
+def most_likely_replaced(likelihood: np.ndarray, bar: float) -> int | None:
+    """The index of the old memory replaced, if any: the likeliest, when at least `bar` likely or clearly the one
+    (at least CLEAR_FLOOR, and CLEAR_GAP above every other)."""
+    if len(likelihood) == 0:
+        return None
+    best = int(np.argmax(likelihood))
+    runner_up = max((float(p) for i, p in enumerate(likelihood) if i != best), default=0.0)
+    clearly_the_one = likelihood[best] >= CLEAR_FLOOR and likelihood[best] - runner_up >= CLEAR_GAP
+    return best if likelihood[best] >= bar or clearly_the_one else None

@@ -56,3 +56,14 @@ def test_the_memory_clearly_nearest_to_the_change_is_the_likeliest_replaced():
 
 def test_content_words_are_counted_once_and_without_fillers():
     assert replacement.content_stems("The user's household has the kittens and the kitten") == {"kitten"}
+
+
+def test_the_likeliest_is_replaced_at_the_bar_or_when_it_is_clearly_the_one():
+    bar = 0.7
+    assert replacement.most_likely_replaced(np.array([0.2, 0.75, 0.1]), bar) == 1  # at the bar
+    # under the bar: far likelier than every other candidate, it is the one the change replaces...
+    assert replacement.most_likely_replaced(np.array([0.64, 0.05, 0.2]), bar) == 0
+    # ...but not when another is nearly as likely, nor when none is likely enough
+    assert replacement.most_likely_replaced(np.array([0.64, 0.3]), bar) is None
+    assert replacement.most_likely_replaced(np.array([0.5, 0.01]), bar) is None
+    assert replacement.most_likely_replaced(np.array([]), bar) is None
