@@ -565,6 +565,11 @@ def test_a_verb_that_agrees_with_a_name_typed_in_lower_case_goes_on_with_that_pe
     assert told and all(c.text.startswith(f"{name} ") for c in told), [c.text for c in told]
 
 
+def test_he_or_she_after_someone_no_word_names_as_a_relative_keeps_the_pronoun_said():
+    texts = [c.text for c in olga_says("My godfather lives with us, he's 94.")]
+    assert any(mentions(text, ("94",)) for text in texts) and not any("'s is" in text for text in texts), texts
+
+
 @pytest.mark.parametrize("said", ["my brother married Ines, she's a vet", "my dad retired, she says it's dull",
                                   "my sister's name is Ana, he's a pilot"])
 def test_he_or_she_after_someone_else_is_named_or_of_the_other_sex_is_not_that_person(said):

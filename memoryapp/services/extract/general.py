@@ -1175,7 +1175,7 @@ _ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", 
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
-_NOT_A_LEAD = frozenset({"i", "we", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
+_NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
                          "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well",
                          "after", "before", "since", "when", "once", "as", "because", "while", "in", "on", "at",
                          "for", "with", "from", "during", "over", "within", "until", "by", "a", "an", "some", "all",
