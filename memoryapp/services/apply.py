@@ -828,6 +828,7 @@ def _kind_of_none(text: str) -> str | None:
 # and "moved all my accounts" is no news of it.
 _NO_KIND = frozenset({"all", "any", "anymore", "more", "ever", "either", "yet", "really", "whatsoever", "much", "now",
                       "again", "too", "though", "lol", "tbh", "honestly", "actually"})
+
 PEOPLE_LOOKED_AT = 200
 # A person named is not enough alone ("got a little red Fiat" is no news of the Red Cross volunteering):
 # the memory must be as likely replaced as when only the classifier heard the change.

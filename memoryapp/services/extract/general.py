@@ -1175,8 +1175,9 @@ _ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", 
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
-_NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so", "and", "but", "also", "then", "now", "just",
-                         "finally", "today", "yesterday", "last", "next", "big", "good", "update", "sadly", "well",
+_NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so",
+                         "and", "but", "also", "then", "now", "just", "finally", "today", "yesterday", "last",
+                         "next", "big", "good", "update", "sadly", "well",
                          "after", "before", "since", "when", "once", "as", "because", "while", "in", "on", "at",
                          "for", "with", "from", "during", "over", "within", "until", "by", "a", "an", "some", "all",
                          "every", "each", "these", "those", "there", "here", "what", "who", "how", "why",
@@ -1245,12 +1246,13 @@ def _the_two_of_them(match: re.Match, who: str) -> str:
 
 
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
+_PAST_WORDS = "|".join(sorted(_PAST))
 # A name of one word and its verb, in the case memory texts are written in: "Marco got", "Eli turned", "Ana's".
 _NAMED_DOER = re.compile(r"([A-Z][a-z]+)(?:'s\s|\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
-                         rf"(?:is|was|has|had|and|[a-z]+s|[a-z]+ed|{'|'.join(sorted(_PAST))})\b)")
+                         rf"(?:is|was|has|had|and|[a-z]+s|[a-z]+ed|{_PAST_WORDS})\b)")
 # "Aisha moved", "Marco got a job", "she needs", "his name is Milo" (not the user's name).
 _SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
-                           rf"(?:is|was|has|had|and|\w+s|\w+ed|{'|'.join(sorted(_PAST))})\b"
+                           rf"(?:is|was|has|had|and|\w+s|\w+ed|{_PAST_WORDS})\b"
                            r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
 
