@@ -1,7 +1,8 @@
 """Missed and spurious writes of the whole extractor on the dev split, out of fold: a dev figure that says
 what the test split will, so that choices can be made on dev without the test split ever being read.
 
-    .venv/bin/python bench/write_out_of_fold.py [--folds 5] [--offsets 0,0.03] [--whole-path] [--held-out-parts tr5,tr6]
+    .venv/bin/python bench/write_out_of_fold.py [--folds 5] [--offsets 0,0.03] [--whole-path [--examples FILE]]
+        [--held-out-parts tr5,tr6]
 
 The classifier weights are trained on the dev split, so the extractor reads dev messages far better than
 new ones (sixth session: 1% spurious on dev against 7% on test). Here the dev messages and change pairs
@@ -22,7 +23,8 @@ messages and change pairs through ingest, extraction and the database, as the te
 (the change pairs' users first hold four facts of the fold's other messages). It prints missed, spurious,
 changes recognised and unrelated facts closed over all folds: the dev figure to compare with the test
 split's (the eighth session: 75.8% of changes recognised here, 75.7% on the test split). About 35
-minutes on two cores, training included.
+minutes on two cores, training included. `--examples FILE` writes each fold's examples of what went wrong
+(missed, spurious, unrecognised changes, unrelated facts closed: dev items, which tuning may read).
 """
 
 # ruff: noqa: E402  (Django is configured before the project is imported)
