@@ -546,7 +546,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
     if draft.user is None:
         return
     user_key = draft.user.external_id.lower()
-    doer = someone_named_first(draft.text, user_display_name(draft.user))
+    doer = None  # someone named whom the statement is news of: looked up once, when a memory of the user's could end
     said_now = [episode.id for episode in draft.sources]
     for phrase in ends:
         wanted = _stems(phrase)
@@ -562,6 +562,8 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
             ).filter(mentions_any).exclude(sources__in=said_now).defer(*VECTORS).distinct()
             if _names_the_value(wanted, phrase, _stems(memory.text))
         ]
+        if doer is None and any(memory.subject == user_key for memory in matching):
+            doer = someone_named_first(draft.text, user_display_name(draft.user)) or ""
         if doer:
             matching = [memory for memory in matching
                         if memory.subject != user_key or doer in _WORD.findall(memory.text)]
@@ -743,7 +745,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     # replaced when it is clearly nearer than those (services.replacement), not merely the only one looked at.
     message = _message(draft)
     beside = replacement_candidates(held, draft.embedding, message[1])
-    old = _person_named(current, draft, beside, message) if changes else None
+    who = user_display_name(draft.user)  # how texts call the user, looked up once for all that follows
+    old = _person_named(current, draft, beside, message, who) if changes else None
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
     # itself, or the classifier hear one in the message (25 dev users of 15 facts lost 7 of their 375 facts
     # to changes without this rule; 1 with it, 3 since the classifier is heard too).
@@ -754,14 +757,15 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         # promoted" after "my husband's a PC"), but news of someone named never ends a value of the user's own
         # ("Marco got a job at Google" and "The user works at Tesco.").
         theirs = current.filter(subject_and_their_people(draft.subject))
-        if someone_named_first(draft.text, user_display_name(draft.user)):
+        if someone_named_first(draft.text, who):
             theirs = theirs.exclude(subject=draft.subject)
         bar = REPLACEMENT_BAR if not changes or said_in_words else HEARD_CHANGE_BAR
         old = _kind_said_again(theirs, draft)
         if old is None:
             candidates = replacement_candidates(theirs, draft.embedding, message[1])
-            others = _about_someone_else(candidates, draft)
-            old = _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside, message)
+            others = _about_someone_else(candidates, draft, who)
+            old = _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside, message,
+                            who)
     if old is None:
         return
     reason = "changed: the user said something new about it"
@@ -769,14 +773,12 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
 
 
-def _about_someone_else(candidates: list[Memory], draft: MemoryDraft) -> set[UUID]:
+def _about_someone_else(candidates: list[Memory], draft: MemoryDraft, who: str) -> set[UUID]:
     """The candidates about one of the user's people other than the one the new memory names: "Ethan graduated"
     is no news of "Nico just started at Purdue." when the user's memories, current or not, introduce both as their
     people ("The user's brother Nico ...", "The user's son Ethan ..."). Other capitalized words (places, schools)
     name no one."""
-    from memoryapp.selectors.names import user_display_name
-
-    own = {word.lower() for word in _WORD.findall(user_display_name(draft.user))}
+    own = {word.lower() for word in _WORD.findall(who)}
     said = {name for name in _PERSON_NAME.findall(draft.text) if name.lower() not in own}
     if not said:
         return set()
@@ -843,16 +845,15 @@ def subject_and_their_people(subject: str) -> Q:
     return theirs
 
 
-def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tuple[str, np.ndarray]) -> Memory | None:
+def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tuple[str, np.ndarray],
+                  who: str) -> Memory | None:
     """The closest current memory of one of the user's people the new memory names, by name in any case
     ("tariq graduated" after "my brother Tariq is a student") or by how the user calls them ("mum retired")."""
-    from memoryapp.selectors.names import user_display_name
     from memoryapp.services.extract.lexicon import RELATIVES, relative_key
 
     said = set(_WORD.findall(draft.text.lower()))
     said |= {word.removesuffix("'s") for word in said}  # "jamie's been transferred" names Jamie
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
-    who = user_display_name(draft.user)
     said -= set(_WORD.findall(who.lower()))  # the user is not one of their people
     owner = draft.subject.split("'s ", 1)[0]
     people = (current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
@@ -866,7 +867,7 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
     if not named:
         return None
     candidates = replacement_candidates(current.filter(id__in=named), draft.embedding, message[1])
-    return _replaced(candidates, draft, NAMED_PERSON_BAR, beside, message)
+    return _replaced(candidates, draft, NAMED_PERSON_BAR, beside, message, who)
 
 
 _WORD = re.compile(r"[\w'-]+")
@@ -907,12 +908,11 @@ _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d+(?:[.,]\d+)*\w*)")  # "19
 
 
 def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: list[Memory],
-              message: tuple[str, np.ndarray]) -> Memory | None:
+              message: tuple[str, np.ndarray], who: str) -> Memory | None:
     """The memory of `candidates` the new one most likely replaces (services.replacement), if likely enough;
     `beside`: the user's other memories nearest to the change, which the candidates' margins are taken over;
-    `message`: the words and vector of the message that said the change (_message)."""
-    from memoryapp.selectors.names import user_display_name
-
+    `message`: the words and vector of the message that said the change (_message); `who`: how texts call the
+    user (selectors.names.user_display_name)."""
     if not candidates:
         return None
     allowed, looked_at = len(candidates), {memory.id for memory in candidates}
@@ -920,11 +920,10 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
     texts = [draft.text, *(memory.text for memory in candidates)]
     vectors = np.vstack([np.asarray(draft.embedding, dtype=np.float32),
                          *(np.asarray(memory.embedding, dtype=np.float32) for memory in candidates)])
-    name = user_display_name(draft.user)
-    if name.lower() != "the user":
+    if who.lower() != "the user":
         # The model was fitted on texts that call the user "the user"; a name all of them share would
         # bring any two of this user's memories closer ("Wim has moved 9 times" and "Wim lives in Leeds").
-        said = re.compile(rf"\b{re.escape(name)}\b")
+        said = re.compile(rf"\b{re.escape(who)}\b")
         texts = [said.sub("The user", text) for text in texts]
         vectors = embeddings.encode(texts)
     likelihood = replacement.probabilities(replacement_rows(texts, vectors, candidates, message))[:allowed]

@@ -570,6 +570,11 @@ def test_he_or_she_after_someone_no_word_names_as_a_relative_keeps_the_pronoun_s
     assert any(mentions(text, ("94",)) for text in texts) and not any("'s is" in text for text in texts), texts
 
 
+@pytest.mark.parametrize("after", ["really", "🎉", "still"])
+def test_a_piece_of_no_word_after_a_lower_case_name_goes_on_with_no_one(after):
+    assert general._continued(["tariq graduated", after]) == {}
+
+
 @pytest.mark.parametrize("said", ["my brother married Ines, she's a vet", "my dad retired, she says it's dull",
                                   "my sister's name is Ana, he's a pilot"])
 def test_he_or_she_after_someone_else_is_named_or_of_the_other_sex_is_not_that_person(said):

@@ -1090,7 +1090,7 @@ def _continued(found: list[str]) -> dict[str, str]:
             continue
         lead = _LEAD.match(before)
         if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
-            if (named := _lowercase_doer(before)) and _third_person_form(_words_without_adverbs(piece)[0]):
+            if (named := _lowercase_doer(before)) and _third_person_form(next(iter(_words_without_adverbs(piece)), "")):
                 # "tariq graduated | now works for the NHS": the verb tells it is Tariq who works, not the speaker
                 continued.setdefault(before, named + before[len(named):])
                 continued[piece] = f"{named} {piece}"
