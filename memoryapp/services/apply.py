@@ -25,7 +25,7 @@ from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
 from memoryapp.services.extract.general import someone_named_first
 from memoryapp.services.extract.grammar import stem
-from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
+from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import once_per_transaction, user_lock
@@ -734,7 +734,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         return
     said_now = [episode.id for episode in draft.sources]
     held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
-    current = held
+    current = held.exclude(id__in=_relatives_names_said(held, draft))
     if not changes:
         # Most users have no such statement: a light look first (the whole query cost ingest a tenth).
         negatives = list(current.filter(text__iregex=_NONE_OF_A_KIND).values_list("id", flat=True)[:50])
@@ -771,6 +771,16 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     reason = "changed: the user said something new about it"
     for memory in [old, *restatements(old, said_now), *_said_alike(old, draft.text, said_now)]:
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+
+
+def _relatives_names_said(held: QuerySet, draft: MemoryDraft) -> list[UUID]:
+    """The name memories of the owner's relatives by birth whose whole name the new memory says: "Tom left
+    Deloitte" is news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's
+    boyfriend's name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
+    owner = draft.subject.split("'s ", 1)[0]
+    said = set(_WORD.findall(draft.text.lower()))
+    names = held.filter(attribute="name", subject__in=[f"{owner}'s {kin}" for kin in BLOOD_RELATIVES])
+    return [id for id, value in names.values_list("id", "value") if set(_WORD.findall(value.lower())) <= said]
 
 
 def _about_someone_else(candidates: list[Memory], draft: MemoryDraft, who: str) -> set[UUID]:
@@ -983,9 +993,14 @@ def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
     both wrote it): it ends with it. From the same source episodes, either of the same subject and nearly
     the same meaning, or of any of the user's subjects and saying a part of the other in its words ("The
     user is married." beside "The user's husband Gary and the user have been married 15 years."), never
-    another value beside it ("allergic to shellfish" beside "allergic to peanuts")."""
+    another value beside it ("allergic to shellfish" beside "allergic to peanuts"), nor the name of a relative by
+    birth beside another value ("The user's sister's name is Priya." beside "The user's sister Priya teaches
+    maths.")."""
     beside = (_written_beside(old, said_now, any_subject=True).annotate(distance=row_cosine_distance(old.embedding))
               .filter(distance__lte=PART_DISTANCE).defer(*VECTORS).distinct())
+    if old.attribute != "name":
+        owner = old.subject.split("'s ", 1)[0]
+        beside = beside.exclude(attribute="name", subject__in=[f"{owner}'s {kin}" for kin in BLOOD_RELATIVES])
     return [memory for memory in beside
             if (memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
             or _part_of_the_other(memory, old)]

@@ -333,6 +333,29 @@ def test_news_of_someone_named_never_replaces_the_user_s_own_value(send, own, ne
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("before", "news", "name"), [
+    ("My brother Tom works at Deloitte.", "Tom left Deloitte, he's at KPMG now", "Tom"),
+    ("My sister is called Priya and she teaches maths.", "Priya quit teaching, she's a pilot now", "Priya"),
+])
+def test_news_of_a_relative_keeps_their_name(send, before, news, name):
+    user = send(before)
+    send(news, user=user, at=WHEN + timedelta(days=30), session="s2")
+    assert name in _current_names(user), current_texts(user)
+
+
+@pytest.mark.django_db
+def test_a_partner_s_name_ends_with_the_relationship(send):
+    user = send("My girlfriend Zoe is a nurse.")
+    send("Zoe and I broke up in March, I'm single again", user=user, at=WHEN + timedelta(days=30), session="s2")
+    assert "Zoe" not in _current_names(user), current_texts(user)
+
+
+def _current_names(user) -> str:
+    return " ".join(Memory.objects.filter(user=user, attribute="name", status=Memory.Status.ACTIVE)
+                    .values_list("text", flat=True))
+
+
+@pytest.mark.django_db
 def test_a_later_single_value_supersedes_one_the_rules_read(send):
     user = send("I live in Lisbon.")
     send("So yeah, we finally moved to Hamburg.", user=user, at=WHEN + timedelta(days=30), session="s2")

@@ -154,6 +154,12 @@ RELATIVE_KEYS = {
     "daddy": "father", "mummy": "mother", "mommy": "mother"
 }
 
+# Relatives by birth (RELATIVE_KEYS' words): who they are never changes, so neither does their name with news of
+# them ("Tom left Deloitte" and "The user's brother's name is Tom."); a partner or a boss may be someone else.
+BLOOD_RELATIVES = frozenset({"mother", "father", "parents", "sister", "brother", "son", "daughter", "twin",
+                             "grandmother", "grandfather", "grandparents", "granddaughter", "grandson", "aunt", "uncle",
+                             "cousin", "niece", "nephew", "stepson", "stepdaughter", "stepmother", "stepfather"})
+
 
 def relative_key(word: str) -> str:
     word = word.lower()
