@@ -19,12 +19,16 @@ import argparse
 import json
 import os
 import random
+import secrets
 import subprocess
 import sys
 import threading
 import time
 
 os.environ["MEMORY_EXTRACTOR"] = "rules"
+# As deployed (docker-compose, make run): with DEBUG on, Django logs every query with its SQL, in both processes.
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # DEBUG off requires one; nothing is kept signed
 
 from setup_django import setup_django
 

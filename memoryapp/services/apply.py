@@ -13,7 +13,7 @@ from uuid import UUID
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Value
+from django.db.models import ExpressionWrapper, FloatField, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -170,11 +170,17 @@ def slot_lock(*, organization_id, user_id, project_id, subject: str, attribute: 
 
 
 def _sources_add(memory: Memory, episodes: Iterable[Episode]) -> None:
-    """One INSERT; a link that already exists is left as it is (the relation's .add() reads them first)."""
-    MemorySource.objects.bulk_create(
-        [MemorySource(organization_id=memory.organization_id, memory=memory, episode=e) for e in episodes],
-        ignore_conflicts=True,
-    )
+    """One INSERT; a link that already exists is left as it is (the relation's .add() reads them first). In SQL:
+    extraction links a source for nearly every candidate, and bulk_create's own work was twice the statement's."""
+    now = timezone.now()
+    rows = [(memory.organization_id, memory.id, episode.id, now) for episode in episodes]
+    if not rows:
+        return
+    table = MemorySource._meta.db_table
+    values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} (organization_id, memory_id, episode_id, added_at) VALUES {values}"
+                       " ON CONFLICT (memory_id, episode_id) DO NOTHING", [value for row in rows for value in row])
 
 
 def memory_add(*, draft: MemoryDraft, actor: ActorRef, reason: str, op: str = Op.ADD, supersedes=None) -> Memory:
@@ -308,8 +314,8 @@ def memory_add_to_history(
 def memory_supersede(*, old: Memory, draft: MemoryDraft, actor: ActorRef, reason: str) -> Memory:
     memory_close(memory=old, valid_to=draft.valid_from or timezone.now(), actor=actor, reason=reason)
     draft.valid_from = old.valid_to
-    companions_close(old=old, actor=actor, reason=reason, said_now=draft.sources)
-    for memory in restatements(old, [episode.id for episode in draft.sources]):
+    with_old = written_beside(old, [episode.id for episode in draft.sources])
+    for memory in dict.fromkeys([*companions(old, with_old), *restatements(old, with_old)]):
         memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
     return memory_add(draft=draft, actor=actor, reason=reason, op=Op.SUPERSEDE, supersedes=old)
 
@@ -318,23 +324,18 @@ _VALUE_WORD = re.compile(r"[^\W_]+")
 _VALUE_FILLER = frozenset({"a", "an", "the", "of", "in", "at", "to", "for", "and", "with", "my", "not"})
 
 
-def companions_close(*, old: Memory, actor: ActorRef, reason: str, said_now: Sequence[Episode] = ()) -> None:
-    """End what was written beside `old` from the same words and says its value too. A rule fills the
+def companions(old: Memory, with_old: list[Memory]) -> list[Memory]:
+    """What was written beside `old` (`with_old`: written_beside) and says its value too. A rule fills the
     slot ("employer: Vodafone") and the general path keeps the rest of the sentence unslotted ("The user
     works at Vodafone in the customer care team.", unslotted or in a neighbouring slot such as job): when
     the slot's value is replaced, that sentence would otherwise keep saying the old value is current.
     Only memories of the same subject in another slot (the slot's other values are its own business),
     from one of `old`'s episodes, naming every word of its value, and starting no later than it (an
-    older statement never ends a newer one; same episodes, so the same provenance as `old`), never one
-    written from the replacing statement itself (`said_now`: "moved from Lyon to Marseille")."""
+    older statement never ends a newer one; same episodes, so the same provenance as `old`)."""
     words = {w for w in _VALUE_WORD.findall(old.value.lower()) if w not in _VALUE_FILLER}
-    if not words:
-        return
-    beside = (_written_beside(old, [e.id for e in said_now]).filter(valid_from__lte=old.valid_from)
-              .exclude(attribute=old.attribute).defer(*VECTORS).distinct())
-    for memory in beside:
-        if words <= set(_VALUE_WORD.findall(memory.text.lower())):
-            memory_end(memory=memory, valid_to=old.valid_to, actor=actor, reason=f"{reason} (said with the old value)")
+    return [memory for memory in with_old
+            if words and memory.subject == old.subject and memory.attribute != old.attribute
+            and memory.valid_from <= old.valid_from and words <= set(_VALUE_WORD.findall(memory.text.lower()))]
 
 
 def memory_invalidate(*, memory: Memory, actor: ActorRef, reason: str, flag_siblings: bool = True) -> list[UUID]:
@@ -734,7 +735,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         return
     said_now = [episode.id for episode in draft.sources]
     held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
-    current = held.exclude(id__in=_relatives_names_said(held, draft))
+    current = held
     if not changes:
         # Most users have no such statement: a light look first (the whole query cost ingest a tenth).
         negatives = list(current.filter(text__iregex=_NONE_OF_A_KIND).values_list("id", flat=True)[:50])
@@ -766,21 +767,21 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
             others = _about_someone_else(candidates, draft, who)
             old = _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside, message,
                             who)
-    if old is None:
+    if old is None or _relatives_name_said(old, draft):
         return
     reason = "changed: the user said something new about it"
-    for memory in [old, *restatements(old, said_now), *_said_alike(old, draft.text, said_now)]:
+    with_old = written_beside(old, said_now)
+    for memory in dict.fromkeys([old, *restatements(old, with_old), *_said_alike(old, draft.text, with_old)]):
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
 
 
-def _relatives_names_said(held: QuerySet, draft: MemoryDraft) -> list[UUID]:
-    """The name memories of the owner's relatives by birth whose whole name the new memory says: "Tom left
-    Deloitte" is news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's
-    boyfriend's name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
-    owner = draft.subject.split("'s ", 1)[0]
-    said = set(_WORD.findall(draft.text.lower()))
-    names = held.filter(attribute="name", subject__in=[f"{owner}'s {kin}" for kin in BLOOD_RELATIVES])
-    return [id for id, value in names.values_list("id", "value") if set(_WORD.findall(value.lower())) <= said]
+def _relatives_name_said(memory: Memory, draft: MemoryDraft) -> bool:
+    """Whether `memory` is the name of a relative by birth that the new memory says whole: "Tom left Deloitte" is
+    news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's boyfriend's
+    name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
+    owner, _, kin = memory.subject.partition("'s ")
+    return (memory.attribute == "name" and kin in BLOOD_RELATIVES and owner == draft.subject.split("'s ", 1)[0]
+            and set(_WORD.findall(memory.value.lower())) <= set(_WORD.findall(draft.text.lower())))
 
 
 def _about_someone_else(candidates: list[Memory], draft: MemoryDraft, who: str) -> set[UUID]:
@@ -901,17 +902,15 @@ def _names_beside_subject(text: str) -> set[str]:
     return set(names[1:]) - set(names[:1])
 
 
-def _said_alike(old: Memory, new_text: str, said_now: Sequence) -> list[Memory]:
-    """The old value said again beside `old` in other words: memories of the same subject from the same
-    episodes that hold a name or number of `old` the new statement no longer says ("The user's son is 12
-    years old." beside "The user's son Leo is 12.", when "Leo turned 13")."""
+def _said_alike(old: Memory, new_text: str, with_old: list[Memory]) -> list[Memory]:
+    """The old value said again beside `old` in other words: memories of the same subject written beside it
+    (`with_old`: written_beside) that hold a name or number of `old` the new statement no longer says ("The user's
+    son is 12 years old." beside "The user's son Leo is 12.", when "Leo turned 13")."""
     said = set(_WORD.findall(new_text.lower()))
     dropped = {word.lower() for word in _NAMING_WORD.findall(old.text)[1:]} - said
-    if not dropped:
-        return []
-    beside = _written_beside(old, said_now).defer(*VECTORS).distinct()
     # all of them: "City" of "City Library" is no name of "the city college" said beside it
-    return [memory for memory in beside if dropped <= set(_WORD.findall(memory.text.lower()))]
+    return [memory for memory in with_old if dropped and memory.subject == old.subject
+            and dropped <= set(_WORD.findall(memory.text.lower()))]
 
 
 _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d+(?:[.,]\d+)*\w*)")  # "19." names 19, "4.5" itself
@@ -988,22 +987,21 @@ RESTATEMENT_DISTANCE = 0.2  # cosine 0.8: "Ana's cousin lives in Oslo." beside "
 PART_DISTANCE = 0.5  # cosine 0.5: "The user is single." is part of "The user is single, no time for romance."
 
 
-def restatements(old: Memory, said_now: Sequence) -> list[Memory]:
-    """What was written beside `old` from the same words and says the same (the rules and the general path
-    both wrote it): it ends with it. From the same source episodes, either of the same subject and nearly
+def restatements(old: Memory, with_old: list[Memory]) -> list[Memory]:
+    """What was written beside `old` (`with_old`: written_beside) and says the same (the rules and the general
+    path both wrote it from the same words): it ends with it. Either of the same subject and nearly
     the same meaning, or of any of the user's subjects and saying a part of the other in its words ("The
     user is married." beside "The user's husband Gary and the user have been married 15 years."), never
     another value beside it ("allergic to shellfish" beside "allergic to peanuts"), nor the name of a relative by
     birth beside another value ("The user's sister's name is Priya." beside "The user's sister Priya teaches
     maths.")."""
-    beside = (_written_beside(old, said_now, any_subject=True).annotate(distance=row_cosine_distance(old.embedding))
-              .filter(distance__lte=PART_DISTANCE).defer(*VECTORS).distinct())
-    if old.attribute != "name":
-        owner = old.subject.split("'s ", 1)[0]
-        beside = beside.exclude(attribute="name", subject__in=[f"{owner}'s {kin}" for kin in BLOOD_RELATIVES])
-    return [memory for memory in beside
-            if (memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
-            or _part_of_the_other(memory, old)]
+    owner = old.subject.split("'s ", 1)[0]
+    relatives_names = set() if old.attribute == "name" else {f"{owner}'s {kin}" for kin in BLOOD_RELATIVES}
+    return [memory for memory in with_old
+            if memory.distance <= PART_DISTANCE
+            and not (memory.attribute == "name" and memory.subject in relatives_names)
+            and ((memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
+                 or _part_of_the_other(memory, old))]
 
 
 # Words that say nothing of a value ("not" does: "is not single" is no part of "is single").
@@ -1022,15 +1020,18 @@ def _part_of_the_other(one: Memory, other: Memory) -> bool:
     return bool(first and second) and (first <= second or second <= first)
 
 
-def _written_beside(old: Memory, said_now: Sequence, *, any_subject: bool = False):
-    """The active memories of `old`'s subject (of any, if asked) written from one of its episodes, not
-    from `said_now`."""
+def written_beside(old: Memory, said_now: Sequence[UUID]) -> list[Memory]:
+    """The owner's active memories, of any subject, written from one of `old`'s episodes and not from `said_now`
+    (the statement replacing it: "moved from Lyon to Marseille"), each with its cosine `distance` to `old`: what
+    companions, restatements and _said_alike choose from, read in one query."""
     episodes = MemorySource.objects.filter(memory=old).values("episode_id")
-    beside = Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id,
-                                   project_id=old.project_id, status=Memory.Status.ACTIVE, sources__in=episodes)
-    if not any_subject:
-        beside = beside.filter(subject=old.subject)
-    return beside.exclude(id=old.id).exclude(sources__in=said_now)
+    from_them = MemorySource.objects.filter(episode_id__in=episodes).values("memory_id")
+    from_now = MemorySource.objects.filter(episode_id__in=said_now).values("memory_id")
+    old_vector = Subquery(Memory.objects.filter(pk=old.pk).values("embedding"))  # `old` may not have loaded it
+    return list(Memory.objects.filter(organization_id=old.organization_id, user_id=old.user_id,
+                                      project_id=old.project_id, status=Memory.Status.ACTIVE, id__in=from_them)
+                .exclude(id=old.id).exclude(id__in=from_now)
+                .annotate(distance=row_cosine_distance(old_vector)).defer(*VECTORS))
 
 
 def decision_apply(decision: Decision, *, candidate: Candidate, draft: MemoryDraft, actor: ActorRef) -> list[Operation]:
