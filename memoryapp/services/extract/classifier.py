@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -207,6 +207,11 @@ class Weights:
     # embeds it (selectors.questions: addressed to the user), trained on the dev question set.
     question_coef: np.ndarray  # (families, vector dimensions), rows in the order of `families`
     question_intercept: np.ndarray  # (families,)
+    # The support vectors' squared norms, computed as they load: every call needed them (a tenth of its time).
+    support_norms: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "support_norms", (self.support_vectors ** 2).sum(axis=1))
 
 
 _weights: Weights | None = None
@@ -278,7 +283,7 @@ def durable_probability(x: np.ndarray, messages: np.ndarray, texts: list[str], w
     the vector of the whole message each piece is of, its own for a message of one piece)."""
     w = w or weights()
     x = durable_input(x, messages)
-    squared = (x * x).sum(axis=1, keepdims=True) + (w.support_vectors ** 2).sum(axis=1) - 2 * x @ w.support_vectors.T
+    squared = (x * x).sum(axis=1, keepdims=True) + w.support_norms - 2 * x @ w.support_vectors.T
     margin = np.exp(-w.gamma * np.maximum(squared, 0.0)) @ w.dual_coef + w.vector_intercept
     vector_leg = _sigmoid(w.calibration[0] * margin + w.calibration[1])
     word_leg = _sigmoid(_word_logits(texts, w.word_coef, w.word_index, w.word_idf) + w.word_intercept)
