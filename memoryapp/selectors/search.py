@@ -63,7 +63,7 @@ MAX_QUERY_TERMS = 32
 # 4.9%, correct abstention 0.751 -> 0.827 (before: the cosine alone, floor 0.32). Weights 0.4 to 0.8 came within a
 # point of each other at their best floors; 0.6 is what a logistic model over cosine and kind gave.
 KIND_WEIGHT = 0.6
-SCORE_DIGITS = 6  # of the scores shown
+SCORE_DIGITS = 6  # of the scores and their components shown
 # Raw turns: one leg often has the answer at its very top (a rare word matched, or a paraphrase
 # the words miss) while the other is noise there. A small fusion constant keeps each leg's first
 # few ranks ahead of both legs' middling agreement. The four episode tunables were chosen by leaving
@@ -486,15 +486,15 @@ def _search(
             item=items[c.key],
             score=round(c.score, SCORE_DIGITS),
             components={
-                "relevance": round(c.relevance, 6),
-                "cosine": None if cosine[c.key] is None else round(cosine[c.key], 6),
-                **({"kind": round(kind[c.key], 6)} if c.key in kind else {}),
-                "fused": round(fused[c.key], 6),
+                "relevance": round(c.relevance, SCORE_DIGITS),
+                "cosine": None if cosine[c.key] is None else round(cosine[c.key], SCORE_DIGITS),
+                **({"kind": round(kind[c.key], SCORE_DIGITS)} if c.key in kind else {}),
+                "fused": round(fused[c.key], SCORE_DIGITS),
                 "dense_rank": dense_rank.get(c.key),
                 "lexical_rank": lexical_rank.get(c.key),
-                "recency": round(c.recency, 6),
+                "recency": round(c.recency, SCORE_DIGITS),
                 "importance": c.importance,
-                "scaled": {name: round(value, 6) for name, value in c.scaled.items()},
+                "scaled": {name: round(value, SCORE_DIGITS) for name, value in c.scaled.items()},
             },
         )
         for c in picked
