@@ -779,9 +779,14 @@ def _relatives_name_said(memory: Memory, draft: MemoryDraft) -> bool:
     """Whether `memory` is the name of a relative by birth that the new memory says whole: "Tom left Deloitte" is
     news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's boyfriend's
     name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
-    owner, _, kin = memory.subject.partition("'s ")
-    return (memory.attribute == "name" and kin in BLOOD_RELATIVES and owner == draft.subject.split("'s ", 1)[0]
+    return (_a_relatives_name(memory, draft.subject.split("'s ", 1)[0])
             and set(_WORD.findall(memory.value.lower())) <= set(_WORD.findall(draft.text.lower())))
+
+
+def _a_relatives_name(memory: Memory, owner: str) -> bool:
+    """Whether `memory` is the name of one of `owner`'s relatives by birth ("The user's brother's name is Tom.")."""
+    whose, _, kin = memory.subject.partition("'s ")
+    return memory.attribute == "name" and whose == owner and kin in BLOOD_RELATIVES
 
 
 def _about_someone_else(candidates: list[Memory], draft: MemoryDraft, who: str) -> set[UUID]:
@@ -996,10 +1001,9 @@ def restatements(old: Memory, with_old: list[Memory]) -> list[Memory]:
     birth beside another value ("The user's sister's name is Priya." beside "The user's sister Priya teaches
     maths.")."""
     owner = old.subject.split("'s ", 1)[0]
-    relatives_names = set() if old.attribute == "name" else {f"{owner}'s {kin}" for kin in BLOOD_RELATIVES}
     return [memory for memory in with_old
             if memory.distance <= PART_DISTANCE
-            and not (memory.attribute == "name" and memory.subject in relatives_names)
+            and (old.attribute == "name" or not _a_relatives_name(memory, owner))
             and ((memory.subject == old.subject and memory.distance <= RESTATEMENT_DISTANCE)
                  or _part_of_the_other(memory, old))]
 

@@ -1224,20 +1224,15 @@ _WE_TWO = re.compile(r"^(?:(?:my|our|the)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<n
 
 
 def someone_named_first(text: str, who: str) -> str | None:
-    """The name a memory's text opens with when it is news of someone named (news_of_someone_named)."""
-    return _NAMED_DOER.match(text)[1] if news_of_someone_named(text, who) else None
-
-
-def news_of_someone_named(text: str, who: str) -> bool:
-    """Whether a memory's text opens with someone named doing or being something and never names `who` (the
-    user as texts call them): "Marco got a job at Google.", "Tasha took a job in Seattle." (not "Aer Lingus
-    now.", a name of two words, nor "The user finally got a job.", nor a word for a relative or a role: "Grandad
-    passed away", "Doctor says it's type 2 now")."""
+    """The name a memory's text opens with when it is news of someone named doing or being something, and it
+    never names `who` (the user as texts call them): "Marco got a job at Google." gives Marco, "Tasha took a job
+    in Seattle." Tasha (not "Aer Lingus now.", a name of two words, nor "The user finally got a job.", nor a word
+    for a relative or a role: "Grandad passed away", "Doctor says it's type 2 now")."""
     doer = _NAMED_DOER.match(text)
     if not doer or re.search(rf"\b{re.escape(who)}\b", text, re.I):
-        return False
+        return None
     word = doer[1].lower()
-    return not (word in _NOT_A_LEAD or word in _KIN or word in JOB_WORDS or word.startswith("grand"))
+    return None if word in _NOT_A_LEAD or word in _KIN or word in JOB_WORDS or word.startswith("grand") else doer[1]
 
 
 def _the_two_of_them(match: re.Match, who: str) -> str:
@@ -1247,11 +1242,12 @@ def _the_two_of_them(match: re.Match, who: str) -> str:
 
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
 _PAST_WORDS = "|".join(sorted(_PAST))
+_BEFORE_THE_VERB = r"(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"  # "Marco just got"
 # A name of one word and its verb, in the case memory texts are written in: "Marco got", "Eli turned", "Ana's".
-_NAMED_DOER = re.compile(r"([A-Z][a-z]+)(?:'s\s|\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
+_NAMED_DOER = re.compile(rf"([A-Z][a-z]+)(?:'s\s|\s+{_BEFORE_THE_VERB}"
                          rf"(?:is|was|has|had|and|[a-z]+s|[a-z]+ed|{_PAST_WORDS})\b)")
 # "Aisha moved", "Marco got a job", "she needs", "his name is Milo" (not the user's name).
-_SOMEONE_ELSE = re.compile(r"(?-i:[A-Z])[\w-]+\s+(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"
+_SOMEONE_ELSE = re.compile(rf"(?-i:[A-Z])[\w-]+\s+{_BEFORE_THE_VERB}"
                            rf"(?:is|was|has|had|and|\w+s|\w+ed|{_PAST_WORDS})\b"
                            r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
