@@ -19,6 +19,7 @@ def test_compose_has_the_production_services_with_the_right_images():
     assert services["redis"]["image"] == "redis:7"
     # The 18+ image's PGDATA is /var/lib/postgresql/18/docker, inside the volume it declares.
     assert "pgdata:/var/lib/postgresql" in services["db"]["volumes"]
+    assert any(arg.startswith("shared_buffers=") for arg in services["db"]["command"])
     assert "PGDATA" not in services["db"]["environment"], "the image's versioned default is kept"
     assert "pgdata" in compose()["volumes"]
 
