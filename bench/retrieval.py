@@ -374,7 +374,7 @@ def scale_searches(principal, user, queries: list[str], k: int, scopes: tuple[st
 
 def scale_bench(
     total: int, searches: int, compare_searches: int, episode_searches: int, seed: int, maintenance_work_mem: str,
-    k: int,
+    k: int, warm_searches: int,
 ) -> None:
     say(f"\n== (a) scale: {total:,} memories and {total:,} episodes, k={k} ==")
     organization = scale_store(Memory, total, seed, maintenance_work_mem)
@@ -385,6 +385,7 @@ def scale_bench(
     )
     principal = Principal.for_agent(agent)
     queries = synthetic_queries(np.random.default_rng(seed + 1), max(searches, compare_searches, episode_searches))
+    warm_queries = synthetic_queries(np.random.default_rng(seed + 2), warm_searches)
     users = {size: User.objects.get(organization=organization, external_id=f"target-{size}") for size in TARGET_SIZES}
     with connection.cursor() as cursor:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
@@ -404,6 +405,8 @@ def scale_bench(
             continue
         say(f"  {label}:")
         for size, user in users.items():
+            if warm_queries:  # untimed
+                scale_searches(principal, user, warm_queries, k, scopes)
             say(f"    {size:>7,} rows: {scale_searches(principal, user, queries[:count], k, scopes)}")
             vector = search.embeddings.encode_one(queries[0])
             if scopes is None:
@@ -471,6 +474,11 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200, help="searches per target user, all scopes")
     parser.add_argument("--compare-searches", type=int, default=50, help="searches per target user, user scope only")
     parser.add_argument("--episode-searches", type=int, default=200, help="episode searches per target user")
+    parser.add_argument(
+        "--warm-searches", type=int, default=50,
+        help="untimed searches (other queries) before each line's: a running server's buffers hold its users' pages,"
+        " and this script starts the server afresh; 0 measures from empty buffers",
+    )
     parser.add_argument("--k", type=int, default=5, help="results per search in the scale part")
     parser.add_argument("--seed", type=int, default=20240508)
     parser.add_argument("--maintenance-work-mem", default="8GB", help="for the HNSW build")
@@ -491,7 +499,7 @@ def main() -> None:
     if not args.skip_scale:
         scale_bench(
             args.store, args.searches, args.compare_searches, args.episode_searches, args.seed,
-            args.maintenance_work_mem, args.k,
+            args.maintenance_work_mem, args.k, args.warm_searches,
         )
     if not args.skip_locomo:
         locomo_bench(args.locomo.resolve())

@@ -411,9 +411,9 @@ def _configure_postgres(conn) -> bool:
     # Sizes compared in bytes (pg_settings shows shared_buffers as 16384 of unit 8kB, wal_keep_size as 0 MB).
     changed = [name for (name,) in conn.execute(
         "SELECT name FROM pg_settings JOIN unnest(%s::text[], %s::text[]) AS wanted(name, value) USING (name)"
-        " WHERE CASE WHEN unit LIKE '%%B' THEN setting::numeric * pg_size_bytes(regexp_replace(unit, '^(\\D)', '1 \\1'))"
-        " <> pg_size_bytes(value)"
-        " ELSE setting <> value END",
+        " WHERE CASE WHEN unit LIKE '%%B'"
+        "   THEN setting::numeric * pg_size_bytes(regexp_replace(unit, '^(\\D)', '1 \\1')) <> pg_size_bytes(value)"
+        "   ELSE setting <> value END",
         [list(wanted), list(wanted.values())],
     ).fetchall()]
     for name in changed:
