@@ -937,8 +937,15 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
     if who.lower() != "the user":
         # The model was fitted on texts that call the user "the user"; a name all of them share would
         # bring any two of this user's memories closer ("Wim has moved 9 times" and "Wim lives in Leeds").
+        # Not in the user's own name, which is that memory's value: "The user is the user's name." says
+        # nothing, and the change of name it should end ("back to my maiden name, Olga Ivanova") ended
+        # the next name of a kind, a girlfriend's.
         said = re.compile(rf"\b{re.escape(who)}\b")
-        texts = [said.sub("The user", text) for text in texts]
+        owner = draft.subject.split("'s ", 1)[0]
+        own_name = {memory.id for memory in candidates if memory.attribute == "name" and memory.subject == owner}
+        texts = [said.sub("The user", draft.text),
+                 *(memory.text if memory.id in own_name else said.sub("The user", memory.text)
+                   for memory in candidates)]
         vectors = embeddings.encode(texts)
     likelihood = replacement.probabilities(replacement_rows(texts, vectors, candidates, message))[:allowed]
     best = replacement.most_likely_replaced(likelihood, bar)

@@ -18,7 +18,7 @@ from memoryapp.services.extract.grammar import article, possessive, readable_nam
 from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extraction import episodes_extract
 from memoryapp.services.tenancy import user_display_name_set
-from tests.factories import make_user, say
+from tests.factories import current_texts, make_user, say
 
 NOW = datetime(2025, 3, 5, 10, 0, tzinfo=UTC)
 
@@ -179,3 +179,18 @@ def test_memories_are_searched_addressed_to_the_user_whichever_name_they_were_wr
     for query, memory in (("where do I live?", city), ("What does Ana do for work?", job)):
         hits = search_memories(principal, user=user, params=SearchParams(query=query, k=1)).hits
         assert [hit.item.pk for hit in hits] == [memory.pk], query
+
+
+@pytest.mark.django_db
+def test_a_change_of_name_ends_the_old_name_and_not_a_name_beside_it(acme):
+    """"... gone back to my maiden name": the memory of the user's name, whose value is the name texts call them
+    by, is the one the change replaces; a friend's name, the next name of a kind, stays."""
+    user = make_user(acme, "usr_5d0c7e11")
+    old_name = tell(user, "I'm Marta Silva.", "2025-03-01", "name", session="first")
+    friend = tell(user, "My best friend's name is Inês, we met at school.", "2025-03-02", "name", session="first")
+    episode = say(user, "The divorce is final and I've gone back to my maiden name, Marta Costa.", when="2025-07-01",
+                  session="second")
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+
+    current = current_texts(user)
+    assert friend.text in current and old_name.text not in current, current
