@@ -510,6 +510,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
         if draft.attribute == "instruction":
             instruction_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
+    if users_own and decision.op == Op.SUPERSEDE:
+        said_beside_close(old=decision.target, draft=draft, said_at=candidate.valid_from,
+                          new_id=operations[0].memory_id, actor=actor)
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
     changes = candidate.relation == "change" or candidate.says_change
     says = changes or (candidate.relation == "state" and candidate.cardinality == "multi")
@@ -773,6 +776,35 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     with_old = written_beside(old, said_now)
     for memory in dict.fromkeys([old, *restatements(old, with_old), *_said_alike(old, draft.text, with_old)]):
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+
+
+# What the message that said a value said beside it of the same subject is few memories, and one of them saying the
+# value again in other words is likely: a lower bar than among all of the user's memories.
+SAID_BESIDE_BAR = 0.4
+
+
+def said_beside_close(*, old: Memory, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """A value replaced in its slot may have been said again beside it in words no rule ties to it: "I eat meat,
+    I'm a proper carnivore." wrote "The user eats meat." and "The user is a proper carnivore.", and "I'm fully
+    plant-based these days" replaces the first in the diet slot. Of what the same message said of the same
+    subject and another slot, the memory the new one most likely replaces (services.replacement, at
+    SAID_BESIDE_BAR) ends too; a value said beside it of another kind ("... and I work as a plumber") is not
+    likely replaced, and stays."""
+    from memoryapp.selectors.names import user_display_name
+
+    held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
+    said_with_old = MemorySource.objects.filter(memory_id=old.id).values("episode_id")
+    # not the slot's other values: "allergic to shellfish" said beside "allergic to peanuts" is another allergy
+    beside_old = list(held.filter(subject=old.subject, sources__in=said_with_old).exclude(attribute=old.attribute)
+                      .distinct())
+    if not beside_old:
+        return
+    message = _message(draft)
+    beside = replacement_candidates(held, draft.embedding, message[1])
+    replaced = _replaced(beside_old, draft, SAID_BESIDE_BAR, beside, message, user_display_name(draft.user))
+    if replaced is not None and not _relatives_name_said(replaced, draft):
+        memory_end(memory=replaced, valid_to=said_at, actor=actor,
+                   reason="changed: said beside the value the user replaced")
 
 
 def _relatives_name_said(memory: Memory, draft: MemoryDraft) -> bool:

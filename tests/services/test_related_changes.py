@@ -276,3 +276,16 @@ def test_a_new_instruction_replaces_the_old_one_about_the_same_thing_only(acme):
     assert holds(now, "italian") and not holds(now, "Dutch"), now
     now = told_in_turn(acme, "piet", "Never use emojis with me.", "Could you keep your answers brief? Thanks")
     assert holds(now, "emojis") and holds(now, "brief"), now
+
+
+@pytest.mark.parametrize(("before", "after", "old", "kept"), [
+    # the value said again in other words beside the slot's: it ends with it
+    ("I eat everything, I'm a total omnivore.", "I've gone vegetarian this year, no meat at all.", ("omnivore",), ()),
+    # a value of another kind said beside it stays
+    ("I eat everything and I work as a plumber.", "I've gone vegetarian this year, no meat at all.", ("eats",),
+     ("plumber",)),
+])
+def test_a_value_replaced_in_its_slot_ends_what_said_it_again_beside_it(acme, before, after, old, kept):
+    now = told_in_turn(acme, "oona", before, after)
+    assert holds(now, "vegetarian") and not holds(now, *old), now
+    assert not kept or holds(now, *kept), now
