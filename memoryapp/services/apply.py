@@ -778,15 +778,15 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
 
 
-# What the message that said a value said beside it of the same subject is few memories, and one of them saying the
-# value again in other words is likely: a lower bar than among all of the user's memories.
+# Few memories are written beside a value from its message, and one of them saying it again is likely: a lower bar
+# than among all of the user's memories. Dev out of fold: one more change recognised, one fewer unrelated fact closed.
 SAID_BESIDE_BAR = 0.4
 
 
 def said_beside_close(*, old: Memory, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
-    """A value replaced in its slot may have been said again beside it in words no rule ties to it: "I eat meat,
-    I'm a proper carnivore." wrote "The user eats meat." and "The user is a proper carnivore.", and "I'm fully
-    plant-based these days" replaces the first in the diet slot. Of what the same message said of the same
+    """A value replaced in its slot may have been said again beside it in words no rule ties to it: "I eat
+    everything, I'm a total omnivore." wrote "The user eats everything." and "The user is a total omnivore.", and
+    "I've gone vegetarian" replaces the first in the diet slot. Of what the same message said of the same
     subject and another slot, the memory the new one most likely replaces (services.replacement, at
     SAID_BESIDE_BAR) ends too; a value said beside it of another kind ("... and I work as a plumber") is not
     likely replaced, and stays."""
