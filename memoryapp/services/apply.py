@@ -811,8 +811,13 @@ def _relatives_name_said(memory: Memory, draft: MemoryDraft) -> bool:
     """Whether `memory` is the name of a relative by birth that the new memory says whole: "Tom left Deloitte" is
     news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's boyfriend's
     name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
-    return (_a_relatives_name(memory, draft.subject.split("'s ", 1)[0])
+    return (_a_relatives_name(memory, _subject_owner(draft.subject))
             and set(_WORD.findall(memory.value.lower())) <= set(_WORD.findall(draft.text.lower())))
+
+
+def _subject_owner(subject: str) -> str:
+    """Whose a memory's subject is: the user's id for the user and for their people ("u1's sister" -> "u1")."""
+    return subject.split("'s ", 1)[0]
 
 
 def _a_relatives_name(memory: Memory, owner: str) -> bool:
@@ -903,7 +908,7 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
     said |= {word.removesuffix("'s") for word in said}  # "jamie's been transferred" names Jamie
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
     said -= set(_WORD.findall(who.lower()))  # the user is not one of their people
-    owner = draft.subject.split("'s ", 1)[0]
+    owner = _subject_owner(draft.subject)
     people = (current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
               .order_by("-valid_from").values_list("id", "subject", "text")[:PEOPLE_LOOKED_AT])
     # Named in the user's own memories too, as one of their people ("I live with my husband Kwame": the user's
@@ -973,7 +978,7 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
         # nothing, and the change of name it should end ("back to my maiden name, Olga Ivanova") ended
         # the next name of a kind, a girlfriend's.
         said = re.compile(rf"\b{re.escape(who)}\b")
-        owner = draft.subject.split("'s ", 1)[0]
+        owner = _subject_owner(draft.subject)
         own_name = {memory.id for memory in candidates if memory.attribute == "name" and memory.subject == owner}
         texts = [said.sub("The user", draft.text),
                  *(memory.text if memory.id in own_name else said.sub("The user", memory.text)
@@ -1039,7 +1044,7 @@ def restatements(old: Memory, with_old: list[Memory]) -> list[Memory]:
     another value beside it ("allergic to shellfish" beside "allergic to peanuts"), nor the name of a relative by
     birth beside another value ("The user's sister's name is Priya." beside "The user's sister Priya teaches
     maths.")."""
-    owner = old.subject.split("'s ", 1)[0]
+    owner = _subject_owner(old.subject)
     return [memory for memory in with_old
             if memory.distance <= PART_DISTANCE
             and (old.attribute == "name" or not _a_relatives_name(memory, owner))
