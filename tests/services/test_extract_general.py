@@ -118,6 +118,47 @@ def test_make_believe_and_stories_write_nothing(send, text):
     assert current_texts(send(text)) == []
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "written"), [
+    # the period of an initialism ends no sentence when the next word goes on
+    ("Honestly I'm more into Fontaines D.C. than Radiohead these days.", "is more into Fontaines D.C. than Radiohead"),
+    ("I get up at 6 a.m. every day.", "gets up at 6 a.m. every day."),
+    ("I live in Washington D.C. and I love it.", "lives in Washington D.C."),
+    # a middle initial keeps the name whole
+    ("My grandpa is John F. Kennedy.", "grandpa is John F. Kennedy."),
+])
+def test_a_sentence_goes_on_past_an_abbreviations_period(send, text, written):
+    texts = current_texts(send(text))
+    assert any(written in memory for memory in texts), texts
+    assert not any(".." in memory or memory.startswith(("The user said:", "Than ", "Every ", "Kennedy"))
+                   for memory in texts), texts
+
+
+@pytest.mark.django_db
+def test_a_sentence_still_ends_on_an_initialism_before_a_capital(send):
+    texts = current_texts(send("I start work at 9 a.m. My boss is Tom."))
+    assert any("9 a.m." in memory for memory in texts), texts
+    assert any("boss is Tom" in memory for memory in texts), texts
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "written"), [
+    # said on Monday 3 March 2025: read months later, "yesterday" would be wrong
+    ("I broke my wrist yesterday so typing is slow.", "broke their wrist on Sunday 2 March 2025"),
+    ("My dad retired last year.", "dad retired in 2024."),
+    ("Sadly our old dog Rufus died last week.", "died in the week of 24 February 2025."),
+])
+def test_a_past_event_told_against_the_day_it_was_said_keeps_its_date(send, text, written):
+    texts = current_texts(send(text))
+    assert any(written in memory for memory in texts), texts
+
+
+@pytest.mark.django_db
+def test_a_relative_said_as_a_name_is_the_users(send):
+    texts = current_texts(send("Grandad moved into a care home near Leeds."))
+    assert any(memory.startswith("The user's grandad moved into a care home") for memory in texts), texts
+
+
 def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("I drive a 2015 Subaru Outback", "Maria") == "Maria drives a 2015 Subaru Outback."
     assert general.third_person("gluten makes me sick", "Maria") == "Gluten makes Maria sick."
@@ -128,6 +169,10 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("I've never been to the US", "Sam") == "Sam has never been to the US."
     assert general.third_person("I have ME, so short walks only", "Sam") == "Sam has ME, so short walks only."
     assert general.third_person("my mother-in-law lives with us", "Sam") == "Sam's mother-in-law lives with Sam."
+    # a noun and its verb, not a verb with the speaker understood ("Work gave" is no "Sam works gave")
+    assert general.third_person("Work gave me a MacBook Pro so I use that now", "Sam") == (
+        "Work gave Sam a MacBook Pro so Sam uses that now.")
+    assert general.third_person("love used bookshops", "Sam") == "Sam loves used bookshops."
     assert (general.third_person("the kids and I are moving to Perth in January", "Sam")
             == "Sam and their kids are moving to Perth in January.")
     # a gerund after an adverb is no verb to inflect ("still drivings")

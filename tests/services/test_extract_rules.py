@@ -9,7 +9,7 @@ from django.test import override_settings
 from memoryapp.services.extract import Candidate, EpisodeInput, get_extractor
 from memoryapp.services.extract.llm import LLMExtractor
 from memoryapp.services.extract.rules import RulesExtractor
-from memoryapp.services.extract.timeparse import resolve_time
+from memoryapp.services.extract.timeparse import resolve_time, with_dates_named
 
 LISBON_SUMMER = timezone(timedelta(hours=1))
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=LISBON_SUMMER)  # a Wednesday
@@ -75,6 +75,30 @@ def at(year, month, day, hour=0, minute=0) -> datetime:
 )
 def test_time_expressions_resolve_against_the_reference(sentence, expected):
     assert resolve_time(sentence, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Sam broke a wrist yesterday, typing is slow.", "Sam broke a wrist on Tuesday 11 June 2024, typing is slow."),
+        ("Sam's dad retired last year.", "Sam's dad retired in 2023."),
+        ("Sam got married two years ago.", "Sam got married in 2022."),
+        ("Sam's dog died a week ago.", "Sam's dog died in the week of 3 June 2024."),
+        ("Ran 5k this morning, 10k last Sunday.", "Ran 5k on Wednesday 12 June 2024, 10k on Sunday 9 June 2024."),
+        ("Sam's sister visits in three days.", "Sam's sister visits on Saturday 15 June 2024."),
+        ("Sam flies to Rome next March.", "Sam flies to Rome in March 2025."),
+        # no "on" of its own after a preposition, nor as what the sentence is about
+        ("Sam has had a headache since yesterday.", "Sam has had a headache since Tuesday 11 June 2024."),
+        ("Tomorrow is Sam's first day at Globex.", "Thursday 13 June 2024 is Sam's first day at Globex."),
+        # the date depends on the tense, or the words name a stretch of time: as said
+        ("Sam started a new job on Monday.", "Sam started a new job on Monday."),
+        ("Sam got a licence in March.", "Sam got a licence in March."),
+        ("Sam has been vegan for the past 3 years.", "Sam has been vegan for the past 3 years."),
+        ("Sam has lived here since last year.", "Sam has lived here since last year."),
+    ],
+)
+def test_times_told_against_the_moment_said_are_named_by_their_dates(text, expected):
+    assert with_dates_named(text, NOW) == expected
 
 
 @pytest.mark.parametrize("sentence", ["I like jazz", "I have 2 cats", "I'm 34", "may I ask something", ""])

@@ -18,16 +18,40 @@ from .grammar import possessive
 from .lexicon import ABBREVIATIONS, GERUND_BASES, RELATIVES, alternatives, relative_key
 from .timeparse import TimeMatch, find_time
 
+# "D.C.", "U.S.", "a.m.": letters each followed by a period. A sentence seldom ends on one, and then the next
+# one starts with a capital; "I'm into Fontaines D.C. these days" and "I get up at 6 a.m. every day" go on.
+_INITIALISM = re.compile(r"(?:^|\s|\()(?:[a-z]\.){2,}$", re.I)
+# "John F. Kennedy": a lone capital and its period, then a name.
+_MIDDLE_INITIAL = re.compile(r"\s[A-Z]\.$")
+
+
+def _goes_on(sentence: str, piece: str) -> bool:
+    """Whether `piece` continues `sentence`, whose last period marked an abbreviation, not an end."""
+    if not sentence.endswith("."):
+        return False
+    if sentence.rsplit(None, 1)[-1].rstrip(".").lower() in ABBREVIATIONS:
+        return True
+    if _INITIALISM.search(sentence):
+        return piece[0].islower() or piece[0].isdigit()
+    return bool(_MIDDLE_INITIAL.search(sentence)) and piece[0].isupper()
+
+
+def trimmed(text: str, chars: str = " .!…") -> str:
+    """`text` without the trailing `chars`, but an initialism keeps its period: "We moved to the U.S."."""
+    stripped = text.rstrip(chars)
+    if text[len(stripped) : len(stripped) + 1] == "." and _INITIALISM.search(f"{stripped}."):
+        return f"{stripped}."
+    return stripped
+
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences, keeping "Dr. Lee" and "St. Mary's" whole."""
+    """Sentences, keeping "Dr. Lee", "St. Mary's", "Washington D.C. is home" and "John F. Kennedy" whole."""
     sentences: list[str] = []
     for piece in re.split(r"(?<=[.!?])\s+|\n+", text):
         piece = piece.strip()
         if not piece:
             continue
-        last_word = sentences[-1].rsplit(None, 1)[-1].rstrip(".").lower() if sentences else ""
-        if sentences and sentences[-1].endswith(".") and last_word in ABBREVIATIONS:
+        if sentences and _goes_on(sentences[-1], piece):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
@@ -125,7 +149,7 @@ class Clause:
     @classmethod
     def read(cls, text: str, occurred_at: datetime, subject: str, who: str, *, lead: Clause | None = None) -> Self:
         original = _expand_contractions(text)
-        clause = cls(original, original.strip().rstrip(".!…").strip(), occurred_at, subject, who)
+        clause = cls(original, trimmed(original.strip(), ".!…").strip(), occurred_at, subject, who)
         if lead:
             clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
             clause.lead_time = lead.time()

@@ -25,6 +25,7 @@ from .base import Candidate, EpisodeInput, single_valued
 from .clauses import split_sentences
 from .grammar import article, possessive, sentence, stem
 from .lexicon import JOB_WORDS, RELATIVES, relative_key
+from .timeparse import with_dates_named
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
 GENERAL_IMPORTANCE = 5
@@ -567,7 +568,14 @@ def _a_present_verb_first(piece: str) -> bool:
     words = _words_without_adverbs(piece)
     if len(words) < 2 or words[1] in _VERBS_AFTER_A_NAME or words[1] in _MODALS:
         return False
+    if words[1] in _PAST and words[1] not in _PAST_AS_ADJECTIVE:
+        return False  # "work gave me a MacBook", "mum bought me a car": a noun and its verb
     return words[0] in _BASE_VERBS or words[0] in _NEGATED_AUXILIARIES
+
+
+# Past tenses that also describe a noun after a verb ("love used cars", "hate lost causes") or are the base
+# form too ("quit", "read").
+_PAST_AS_ADJECTIVE = frozenset({"used", "lost", "set", "put", "let", "read", "hit", "quit", "split", "broken"})
 
 
 def _verb_agreeing(text: str) -> str:
@@ -915,7 +923,7 @@ def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:
 
 _PLAIN_WORDS = frozenset(_ADVERBS) | {"really", "because", "though", "although", "without", "whatever", "anything",
                                        "something", "everything", "nothing", "always", "pretty", "little", "months",
-                                       "weeks", "years", "honestly", "actually",
+                                       "weeks", "years", "honestly", "actually", "moment", "nowadays", "lately",
                                        "called", "named"}  # "a brother called Ben" is "a brother named Ben"
 
 
@@ -1025,7 +1033,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(said, text, subject=subject, who=who)
         if about not in (None, subject) and not _OWNED.match(said):
-            text = third_person(without_old(f"my {said}"), who)  # "Grandpa turned 89": the user's grandpa
+            # "Grandpa turned 89": the user's grandpa (a relative said as a name is a word after "my")
+            text = third_person(without_old(f"my {said[:1].lower()}{said[1:]}"), who)
         if about is None:
             attribute = ""  # about someone or something else: never in a slot of the user's
         if about and about != subject and (about, attribute) in taken_by:
@@ -1047,6 +1056,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if message_changes and (single or about is None or (_REPLACES.search(episode.content)
                                                              and not _ADDS.search(episode.content))):
             relation = "change"
+        text = sentence(with_dates_named(text, episode.occurred_at))  # read later, "yesterday" would be wrong
         value = _value(text, who)
         if (attribute == "name" or about == subject) and _CALLED_BY_OTHERS.search(piece):
             attribute = "nickname"  # "everyone at work calls me Raj": what they are called, beside their name

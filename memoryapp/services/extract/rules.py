@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from . import general, timeparse
 from .base import FAVORITE_PREFIX, Candidate, EpisodeInput, Relation, single_valued
-from .clauses import Clause, split_clauses, split_sentences
+from .clauses import Clause, split_clauses, split_sentences, trimmed
 from .grammar import THE_USER, article, possessive, readable_name, sentence
 from .lexicon import (
     COUNTS,
@@ -956,7 +956,7 @@ def _cut(raw: str, reference: datetime) -> str:
     if found:
         value = value[: found.start]
     value = _STOPS.sub("", value)
-    return value.strip(" .'")
+    return trimmed(value.lstrip(" .'"), " .'")
 
 
 def _name_words(words: list[str]) -> list[str]:
@@ -1045,24 +1045,12 @@ def _render(fact: _Fact, who: str, relation: Relation, planned: TimeMatch | None
     template = template.replace("{who}'s", "{whose}")
     text = template.format(who=who, whose=possessive(who), value=fact.value, a=_article(fact.value),
                            attribute=fact.attribute)
+    if text.endswith("..") and fact.value.endswith("."):  # "Sam lives in Washington D.C."
+        text = text[:-1]
     if planned:
-        text = f"{text[:-1]} {_when_words(planned)}."
+        said = text if fact.value.endswith(".") and text.endswith(fact.value) else text[:-1]
+        text = f"{said} {timeparse.calendar_words(planned)}."
     return sentence(_negated(text, who) if relation == "negate" else text)
-
-
-def _when_words(found: TimeMatch) -> str:
-    """ "on Friday 14 March 2025", "in April 2025", "in the week of 17 March 2025"."""
-    when = found.when
-    if found.period == "year":
-        return f"in {when:%Y}"
-    if found.period == "month":
-        return f"in {when:%B %Y}"
-    if found.period == "week":
-        monday = when - timedelta(days=when.weekday())
-        return f"in the week of {monday.day} {monday:%B %Y}"
-    if found.period == "weekend":
-        return f"on the weekend of {when.day} {when:%B %Y}"
-    return f"on {when:%A} {when.day} {when:%B %Y}"
 
 
 def _negated(text: str, who: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
@@ -126,6 +126,60 @@ def find_time(text: str, reference: datetime, *, prefer_future: bool = False) ->
                 best = TimeMatch(match.start(), match.end(), when, period if isinstance(period, str) else period(match))
             break
     return best
+
+
+def calendar_words(found: TimeMatch) -> str:
+    """ "on Friday 14 March 2025", "in April 2025", "in the week of 17 March 2025", "in 2025"."""
+    when = found.when
+    if found.period == "year":
+        return f"in {when:%Y}"
+    if found.period == "month":
+        return f"in {when:%B %Y}"
+    if found.period == "week":
+        monday = when - timedelta(days=when.weekday())
+        return f"in the week of {monday.day} {monday:%B %Y}"
+    if found.period == "weekend":
+        return f"on the weekend of {when.day} {when:%B %Y}"
+    return f"on {when:%A} {when.day} {when:%B %Y}"
+
+
+# Words that name a date only against the moment they were said, whatever the verb's tense ("yesterday",
+# "two years ago", "next week", "in three days"). "On Monday" and "in March" name another date in the past
+# tense than in the future, and "for two years" or "since last year" a stretch of time: those stay as said.
+_RELATIVE = re.compile(r"\b(?:ago|last|next|yesterday|today|tomorrow|tonight|this\s+morning|weekend)\b"
+                       rf"|^in\s+{_COUNT}\s+{_UNIT}", re.I)
+_FUTURE = re.compile(r"\b(?:next|tomorrow|tonight)\b|^in\s", re.I)
+_STRETCH = re.compile(r"(?:for|since)\b", re.I)
+_AGO_UNIT = re.compile(rf"{_UNIT}\s+ago\b", re.I)
+# Where the date takes no "on" or "in" of its own: after a preposition ("since yesterday"), or as what the
+# sentence is about ("Tomorrow is the user's birthday").
+_PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of|through)\s+$", re.I)
+_VERB_AFTER = re.compile(r"\s+(?:is|was|will|'s)\b", re.I)
+
+
+def with_dates_named(text: str, reference: datetime) -> str:
+    """`text` with each time it tells against the moment it was said named by its date instead: "The user
+    broke their wrist yesterday" -> "... on Tuesday 17 June 2025", "got married two years ago" -> "... in
+    2023". A memory is read long after it was said, where "yesterday" is wrong."""
+    named, rest = [], text
+    while (found := find_time(rest, reference)) is not None:
+        said = rest[found.start : found.end]
+        words = said
+        if _RELATIVE.search(said) and not _STRETCH.match(said):
+            if _FUTURE.search(said):  # "next March" is the coming one
+                found = replace(find_time(said, reference, prefer_future=True) or found, start=found.start,
+                                end=found.end)
+            if unit := _AGO_UNIT.search(said):  # "two years ago" names a year, not a day
+                found = replace(found, period=unit["unit"].lower())
+            words = calendar_words(found)
+            before = rest[: found.start]
+            if _PREPOSITION_BEFORE.search(before) or (
+                not (named or before.strip()) and _VERB_AFTER.match(rest, found.end)
+            ):
+                words = words.split(" ", 1)[1]  # "since Tuesday 17 June 2025", "Thursday 19 June 2025 is ..."
+        named.append(rest[: found.start] + words)
+        rest = rest[found.end :]
+    return "".join(named) + rest
 
 
 def _start_of_day(moment: datetime) -> datetime:
