@@ -164,6 +164,8 @@ def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("gluten makes me sick", "Maria") == "Gluten makes Maria sick."
     assert general.third_person("We have a dog named Biscuit", "Maria") == "Maria's household has a dog named Biscuit."
     assert general.third_person("Fun fact: I'm colorblind", "the user") == "The user is colorblind."
+    assert general.third_person("ugh my knee is acting up again", "Sam") == "Sam's knee is acting up again."
+    assert general.third_person("Sigh, I work weekends again", "Sam") == "Sam works weekends again."
     assert general.third_person("btw I've got two sisters lol", "Sam") == "Sam has got two sisters."
     # the US and ME (the illness) are no "us" or "me"
     assert general.third_person("I've never been to the US", "Sam") == "Sam has never been to the US."

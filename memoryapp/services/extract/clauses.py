@@ -99,6 +99,7 @@ _CONTRACTIONS = [
 ]
 _FILLER = re.compile(
     r"^(?:btw|by the way|oh|ok|okay|so|well|also|and|but|plus|hey|hi|hello|yeah|yes|yep|lol|haha|hmm|um|uh|fyi"
+    r"|ugh|argh|meh|oof|phew|whew|welp|yay|sigh|ah|aw"
     r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
     r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
     r"|though|while|considering|given that|seeing as)\b[,!:.]?\s*",

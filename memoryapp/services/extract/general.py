@@ -292,6 +292,8 @@ _FILLER = re.compile(
     r"^(?:big news|good news|fun fact|quick intro|heads up|side note|random|so yeah|yeah so"
     r"|btw|by the way|fyi|honestly|to be honest|tbh|for the record|just so you know|ok so|okay so|well|so|ok"
     r"|okay|oh|also|and|but|plus|yeah|yes|anyway|anyways|actually|lol|haha|hey|hi|hello"
+    # interjections: "ugh my knee is acting up again" is about the knee
+    r"|ugh+|argh+|meh|oof|phew|whew|welp|yay|sigh|hmm+|umm*|uh+|ah+|aw+"
     # a reason said as the speaker's statement ("since I'm diabetic, ...", "since animal welfare matters to me"),
     # not a time the speaker's statement after it holds from ("since the fall I need a rollator")
     r"|(?:since|because|as|although|though|while|now that|considering|given that|seeing as)"
