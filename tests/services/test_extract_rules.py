@@ -85,16 +85,17 @@ def test_time_expressions_resolve_against_the_reference(sentence, expected):
         ("Sam got married two years ago.", "Sam got married in 2022."),
         ("Sam's dog died a week ago.", "Sam's dog died in the week of 3 June 2024."),
         ("Ran 5k this morning, 10k last Sunday.", "Ran 5k on Wednesday 12 June 2024, 10k on Sunday 9 June 2024."),
-        ("Sam's sister visits in three days.", "Sam's sister visits on Saturday 15 June 2024."),
         ("Sam flies to Rome next March.", "Sam flies to Rome in March 2025."),
         # no "on" of its own after a preposition, nor as what the sentence is about
         ("Sam has had a headache since yesterday.", "Sam has had a headache since Tuesday 11 June 2024."),
         ("Tomorrow is Sam's first day at Globex.", "Thursday 13 June 2024 is Sam's first day at Globex."),
+        ("Sam's divorce came through last month.", "Sam's divorce came through in May 2024."),  # a verb's "through"
         # the date depends on the tense, or the words name a stretch of time: as said
         ("Sam started a new job on Monday.", "Sam started a new job on Monday."),
         ("Sam got a licence in March.", "Sam got a licence in March."),
         ("Sam has been vegan for the past 3 years.", "Sam has been vegan for the past 3 years."),
         ("Sam has lived here since last year.", "Sam has lived here since last year."),
+        ("Sam hasn't had a drink in three years.", "Sam hasn't had a drink in three years."),
     ],
 )
 def test_times_told_against_the_moment_said_are_named_by_their_dates(text, expected):

@@ -182,6 +182,46 @@ def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, f
     assert holds(now, *kept) and not holds(now, "works", "Bollywood"), now
 
 
+@pytest.mark.parametrize("then", [
+    "I'm in Berlin right now for a conference.",
+    "We're in Rome on holiday this week, loving it.",
+    "I'm in Glasgow today, back on Thursday.",
+])
+def test_a_stay_somewhere_else_leaves_the_home(acme, then):
+    now = told_in_turn(acme, "yan", "I live in Paris.", then)
+    assert holds(now, "Paris"), now
+
+
+@pytest.mark.parametrize(("first", "then", "kept", "past"), [
+    ("I live in Leeds.", "I used to live in Dubai.", ("Leeds",), ("used to", "Dubai")),
+    ("I'm a nurse.", "I used to be a chef before retraining.", ("nurse",), ("used to", "chef")),
+    ("I work at Google.", "I used to work at Meta.", ("Google",), ("used to", "Meta")),
+])
+def test_what_used_to_be_leaves_what_is(acme, first, then, kept, past):
+    now = told_in_turn(acme, "zed", first, then)
+    assert holds(now, *kept) and holds(now, *past), now
+
+
+@pytest.mark.parametrize(("first", "then", "ended"), [
+    ("I'm vegetarian.", "I used to be vegetarian.", "is vegetarian"),
+    ("We have a dog called Max.", "We used to have a dog called Max, he died in May.", "has a dog"),
+])
+def test_what_used_to_be_ends_by_its_name(acme, first, then, ended):
+    now = told_in_turn(acme, "usr_5e0b", first, then)
+    assert not any(ended in text for text in now), now
+
+
+def test_getting_used_to_the_new_value_is_no_past(acme):
+    now = told_in_turn(acme, "usr_9a2f", "I use a Windows laptop.",
+                       "Switched to a MacBook, still getting used to macOS.")
+    assert holds(now, "MacBook") and not holds(now, "Windows"), now
+
+
+def test_a_move_said_with_today_still_replaces_the_home(acme):
+    now = told_in_turn(acme, "yen", "I live in Paris.", "I moved to Lyon today!")
+    assert holds(now, "Lyon") and not holds(now, "Paris"), now
+
+
 @pytest.mark.parametrize(("statement", "kind"), [
     ("The user has no pets, the condo board doesn't allow them.", "pets"),
     ("The user doesn't drink alcohol at all.", "alcohol"),

@@ -63,6 +63,14 @@ _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
 _ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|side (?:job|gig|hustle)"
                           r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
 SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
+# A stay, not a home: "on holiday in Rome", "in Berlin for a conference", "visiting my sister in Madrid". Said
+# without a word of living or moving (`RESIDES`), it neither fills the city slot nor replaces a fact.
+STAY = re.compile(r"\b(?:on (?:holiday|vacation|a trip|business|a work trip|tour)|visiting|for (?:a|an|the|my|our)"
+                  r" (?:conference|trip|holiday|vacation|wedding|funeral|visit|meeting|festival|gig|match)"
+                  r"|(?:for|over) the weekend)\b", re.I)
+# ...and in the city slot, where one is for a day or a week: "I'm in Berlin today" (not "moved to Berlin today").
+_AWAY = re.compile(r"\b(?:this week(?:end)?|today|tonight|right now)\b", re.I)
+RESIDES = re.compile(r"\b(?:live|lives|living|lived|moved|moving|relocat\w*|based|settled|resid\w*|home)\b", re.I)
 
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
@@ -84,6 +92,18 @@ _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduate
 _WHAT_IT_WAS_LIKE = re.compile(r"(?!(?:i|i'm|we|we're|my|our)\b)(?:[\w'-]+\s+){1,4}(?:was|were)\b"
                                r"(?!\s+(?:born|diagnosed|hired|fired|made|accepted|elected|named|promoted)\b)", re.I)
 _WAS = re.compile(r"\b(?:was|were|used to)\b", re.I)
+# "I used to live in Dubai", "we used to have a dog": a habit or state of the past, said with a verb (not "used to
+# the cold", "used to Android", "used to living alone")...
+_USED_TO = re.compile(r"\bused to\s+(?!(?:it|this|that|them|the|a|an|my|our|his|her|their)\b|\w+ing\b)(?-i:[a-z])",
+                      re.I)
+# ...by someone not accustomed to it ("still getting used to", "I'm used to").
+_ACCUSTOMED = re.compile(r"(?:\b(?:get|gets|getting|got|gotten|am|is|are|was|were|be|been|being|become|becoming)"
+                         r"|'m|'re|'s)\s+(?:\w+\s+)?used to\b", re.I)
+
+
+def used_to(text: str) -> bool:
+    """Whether the text tells a habit or state of the past: "I used to be a chef"."""
+    return bool(_USED_TO.search(text)) and not _ACCUSTOMED.search(text)
 # "started eating chicken again when I was pregnant": a past said beside the news is no old value
 _SUBORDINATE = re.compile(r"\b(?:when|while|because|since|after|before|until|as soon as)\b[^,.;!?]*", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
@@ -148,6 +168,9 @@ _ENDED = (
                rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
+    # "I used to live in Leeds", "used to be vegetarian", "we used to have a dog called Max": over, by its name
+    re.compile(r"\bused to\s+(?:be|live in|live|work (?:at|for|in|as)|work|have|own|drive|go to|attend|study at"
+               r"|play)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
     # "cross-stitch is out, crochet is in"
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>[\w-]+(?:\s+[\w-]+)?)(?:\s+(?:is|are)|'s)\s+(?:so\s+)?out"
                r"\s*[,;]?\s+(?:and\s+|now\s+)?[\w' -]+?(?:\s+(?:is|are)|'s)\s+(?:so\s+)?in\b", re.I),
@@ -1047,16 +1070,21 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
+        if attribute == "city" and (STAY.search(piece) or _AWAY.search(piece)) and not RESIDES.search(piece):
+            attribute = ""  # "in Berlin right now for a conference": a stay, beside the home
         if attribute and single and (about, attribute) in filled:
             if message_changes and _WAS.search(_SUBORDINATE.sub("", piece)):
                 continue  # what the old value was like ("vegan was too hard"): it must not stay current
             attribute = ""  # the rest of the news ("got an offer from Amazon", "I'm a warehouse manager there now")
+        was = used_to(piece)
+        if was:
+            attribute = ""  # "I used to live in Dubai": what was, beside the slot's value, never in its place
         if attribute and single:
             filled.add((about, attribute))
         relation = "state"
         # A change (services.apply closes the old value, in its slot or not, or that of a person it names).
-        if message_changes and (single or about is None or (_REPLACES.search(episode.content)
-                                                             and not _ADDS.search(episode.content))):
+        if not was and message_changes and (single or about is None or (_REPLACES.search(episode.content)
+                                                                         and not _ADDS.search(episode.content))):
             relation = "change"
         text = sentence(with_dates_named(text, episode.occurred_at))  # read later, "yesterday" would be wrong
         value = _value(text, who)

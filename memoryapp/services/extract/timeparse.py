@@ -144,16 +144,16 @@ def calendar_words(found: TimeMatch) -> str:
 
 
 # Words that name a date only against the moment they were said, whatever the verb's tense ("yesterday",
-# "two years ago", "next week", "in three days"). "On Monday" and "in March" name another date in the past
-# tense than in the future, and "for two years" or "since last year" a stretch of time: those stay as said.
-_RELATIVE = re.compile(r"\b(?:ago|last|next|yesterday|today|tomorrow|tonight|this\s+morning|weekend)\b"
-                       rf"|^in\s+{_COUNT}\s+{_UNIT}", re.I)
-_FUTURE = re.compile(r"\b(?:next|tomorrow|tonight)\b|^in\s", re.I)
+# "two years ago", "next week"). "On Monday" and "in March" name another date in the past tense than in the
+# future; "for two years", "since last year" and "in three years" ("I haven't had a drink in three years") a
+# stretch of time: those stay as said.
+_RELATIVE = re.compile(r"\b(?:ago|last|next|yesterday|today|tomorrow|tonight|this\s+morning|weekend)\b", re.I)
+_FUTURE = re.compile(r"\b(?:next|tomorrow|tonight)\b", re.I)
 _STRETCH = re.compile(r"(?:for|since)\b", re.I)
 _AGO_UNIT = re.compile(rf"{_UNIT}\s+ago\b", re.I)
 # Where the date takes no "on" or "in" of its own: after a preposition ("since yesterday"), or as what the
 # sentence is about ("Tomorrow is the user's birthday").
-_PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of|through)\s+$", re.I)
+_PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of)\s+$", re.I)
 _VERB_AFTER = re.compile(r"\s+(?:is|was|will|'s)\b", re.I)
 
 
