@@ -104,6 +104,8 @@ _ACCUSTOMED = re.compile(r"(?:\b(?:get|gets|getting|got|gotten|am|is|are|was|wer
 def used_to(text: str) -> bool:
     """Whether the text tells a habit or state of the past: "I used to be a chef"."""
     return bool(_USED_TO.search(text)) and not _ACCUSTOMED.search(text)
+
+
 # "started eating chicken again when I was pregnant": a past said beside the news is no old value
 _SUBORDINATE = re.compile(r"\b(?:when|while|because|since|after|before|until|as soon as)\b[^,.;!?]*", re.I)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
