@@ -96,6 +96,10 @@ def test_time_expressions_resolve_against_the_reference(sentence, expected):
         ("Sam has been vegan for the past 3 years.", "Sam has been vegan for the past 3 years."),
         ("Sam has lived here since last year.", "Sam has lived here since last year."),
         ("Sam hasn't had a drink in three years.", "Sam hasn't had a drink in three years."),
+        # the words of a thing, not a time
+        ("Sam's last day at Globex is Friday.", "Sam's last day at Globex is Friday."),
+        ("Sam's last year of uni was tough.", "Sam's last year of uni was tough."),
+        ("Sam spent last year in Peru.", "Sam spent 2023 in Peru."),
     ],
 )
 def test_times_told_against_the_moment_said_are_named_by_their_dates(text, expected):

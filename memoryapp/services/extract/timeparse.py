@@ -155,6 +155,13 @@ _AGO_UNIT = re.compile(rf"{_UNIT}\s+ago\b", re.I)
 # sentence is about ("Tomorrow is the user's birthday").
 _PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of)\s+$", re.I)
 _VERB_AFTER = re.compile(r"\s+(?:is|was|will|'s)\b", re.I)
+# ...or after a verb whose object the time is ("spent last year in Peru").
+_TIME_AS_OBJECT = re.compile(r"\b(?:spent|spend|spends|spending)\s+$", re.I)
+# Not a time at all, but the words of a thing: "their last day at Google", "the last weekend of the festival",
+# "the last year of uni".
+_A_THING = re.compile(r"(?:'s|\b(?:the|a|my|our|your|his|her|their|its|this|that|every|each))\s+$", re.I)
+_PART_OF = re.compile(r"\s+of\b", re.I)
+_NEXT_OR_LAST_DAY = re.compile(r"^(?:next|last)\s+day\b", re.I)
 
 
 def with_dates_named(text: str, reference: datetime) -> str:
@@ -165,7 +172,9 @@ def with_dates_named(text: str, reference: datetime) -> str:
     while (found := find_time(rest, reference)) is not None:
         said = rest[found.start : found.end]
         words = said
-        if _RELATIVE.search(said) and not _STRETCH.match(said):
+        a_thing = (_A_THING.search(rest[: found.start]) or _PART_OF.match(rest, found.end)
+                   or _NEXT_OR_LAST_DAY.match(said))
+        if _RELATIVE.search(said) and not _STRETCH.match(said) and not a_thing:
             if _FUTURE.search(said):  # "next March" is the coming one
                 found = replace(find_time(said, reference, prefer_future=True) or found, start=found.start,
                                 end=found.end)
@@ -173,7 +182,7 @@ def with_dates_named(text: str, reference: datetime) -> str:
                 found = replace(found, period=unit["unit"].lower())
             words = calendar_words(found)
             before = rest[: found.start]
-            if _PREPOSITION_BEFORE.search(before) or (
+            if _PREPOSITION_BEFORE.search(before) or _TIME_AS_OBJECT.search(before) or (
                 not (named or before.strip()) and _VERB_AFTER.match(rest, found.end)
             ):
                 words = words.split(" ", 1)[1]  # "since Tuesday 17 June 2025", "Thursday 19 June 2025 is ..."
