@@ -837,3 +837,15 @@ def test_married_to_a_thing_is_a_figure_of_speech_not_a_status(text):
                                   "I'm married to my high school sweetheart", "I'm engaged to my best friend"])
 def test_married_to_a_person_is_a_status(text):
     assert [c.value for c in extract(text) if c.attribute == "relationship_status"] in (["married"], ["engaged"])
+
+
+@pytest.mark.parametrize(("message", "hometown"), [
+    ("I'm from Lagos originally.", "Lagos"),
+    ("I was born in Jersey.", "Jersey"),
+    # a time is no place
+    ("I was born in 1988.", None),
+    ("I was born in May 1988.", None),
+])
+def test_where_someone_was_born_is_a_place_not_a_time(message, hometown):
+    found = [c.value for c in extract(message) if c.attribute == "hometown"]
+    assert found == ([hometown] if hometown else []), found

@@ -951,6 +951,7 @@ def _from_piece(candidate: Candidate, piece: str, own: list[Candidate]) -> bool:
 _PLAIN_WORDS = frozenset(_ADVERBS) | {"really", "because", "though", "although", "without", "whatever", "anything",
                                        "something", "everything", "nothing", "always", "pretty", "little", "months",
                                        "weeks", "years", "honestly", "actually", "moment", "nowadays", "lately",
+                                       "originally",
                                        "called", "named"}  # "a brother called Ben" is "a brother named Ben"
 
 

@@ -896,7 +896,7 @@ _RULES: list[tuple[re.Pattern, Rule]] = [(re.compile(pattern, re.I), rule) for p
 _STOPS = re.compile(
     r"\s+(?:because|since|but|so|which|who|when|though|although|anyway|lol|haha|too|also|as well|a lot"
     r"|very much|so much|these days|nowadays|now|anymore|again|either|right now|at the moment|for now|btw"
-    r"|over|rather than|instead of|at all|lately|recently"
+    r"|over|rather than|instead of|at all|lately|recently|originally"
     # a period said after the value ("started at Lidl this week"), which find_time does not date
     r"|(?:this|next|last|that) (?:week|weekend|month|year|semester|term|quarter|season|spring|summer|fall|autumn"
     r"|winter))\b.*",
@@ -925,6 +925,12 @@ _NAMED_WITH_THE = re.compile(r"the\s+(?:(?-i:[A-Z]{2,3})$|[\w ]*\b(?:Netherlands
                              r"|Cotswolds|Alps|Valley)$)", re.I)
 
 
+def _a_time(value: str, reference: datetime) -> bool:
+    """ "1988", "May 1988": "I was born in ..." a time, no place."""
+    found = find_time(f"in {value}", reference)
+    return found is not None and found.start == 0 and found.end == len(value) + 3
+
+
 def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clause: bool = True) -> str:
     """The value as memory stores it: cut at the first word that is not part of it, then in the
     attribute's form (lowercase diets and likes, Title Case places and employers). Names keep their
@@ -936,7 +942,7 @@ def normalize_value(attribute: str, raw: str, reference: datetime, *, opens_clau
         article = "the " if attribute != "employer" and _NAMED_WITH_THE.match(value) else ""
         value = re.sub(r"^the\s+", "", value, flags=re.I)
         # "a small town", "home", "myself" describe, they do not name: no value beats a vague one
-        if not value or _NOT_A_PLACE.match(value) or _DURATION.fullmatch(value):
+        if not value or _NOT_A_PLACE.match(value) or _DURATION.fullmatch(value) or _a_time(value, reference):
             return ""
         return article + _title(value)
     if attribute == "name":
