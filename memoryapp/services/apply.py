@@ -23,7 +23,7 @@ from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organiz
 from memoryapp.selectors.questions import search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate
-from memoryapp.services.extract.general import RESIDES, STAY, someone_named_first, used_to
+from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
 from memoryapp.services.extract.grammar import stem
 from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
@@ -736,7 +736,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
 
     if draft.user is None or (not changes and _NEGATION.search(draft.text)):
         return
-    if STAY.search(draft.text) and not RESIDES.search(draft.text):
+    if a_stay(draft.text):
         return  # "We're in Rome on holiday this week" replaces no home
     if used_to(draft.text):
         return  # "I used to be a chef" replaces no job; what it names ends by its name (ended_close)

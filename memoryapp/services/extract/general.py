@@ -64,13 +64,21 @@ _ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|
                           r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
 SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
 # A stay, not a home: "on holiday in Rome", "in Berlin for a conference", "visiting my sister in Madrid". Said
-# without a word of living or moving (`RESIDES`), it neither fills the city slot nor replaces a fact.
-STAY = re.compile(r"\b(?:on (?:holiday|vacation|a trip|business|a work trip|tour)|visiting|for (?:a|an|the|my|our)"
-                  r" (?:conference|trip|holiday|vacation|wedding|funeral|visit|meeting|festival|gig|match)"
-                  r"|(?:for|over) the weekend)\b", re.I)
+# without a word of living or moving (_RESIDES), it neither fills the city slot nor replaces a fact (a_stay).
+_STAY = re.compile(r"\b(?:on (?:holiday|vacation|a trip|business|a work trip|tour)|visiting|for (?:a|an|the|my|our)"
+                   r" (?:conference|trip|holiday|vacation|wedding|funeral|visit|meeting|festival|gig|match)"
+                   r"|(?:for|over) the weekend)\b", re.I)
 # ...and in the city slot, where one is for a day or a week: "I'm in Berlin today" (not "moved to Berlin today").
 _AWAY = re.compile(r"\b(?:this week(?:end)?|today|tonight|right now)\b", re.I)
-RESIDES = re.compile(r"\b(?:live|lives|living|lived|moved|moving|relocat\w*|based|settled|resid\w*|home)\b", re.I)
+_RESIDES = re.compile(r"\b(?:live|lives|living|lived|moved|moving|relocat\w*|based|settled|resid\w*|home)\b", re.I)
+
+
+def a_stay(text: str, *, for_a_day: bool = False) -> bool:
+    """Whether the text tells where someone is for a while, not where they live; `for_a_day`: also "today",
+    "this week", "right now" (a city said so is no home, though such a statement may still replace a value)."""
+    stay = _STAY.search(text) or (for_a_day and _AWAY.search(text))
+    return bool(stay) and not _RESIDES.search(text)
+
 
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
@@ -1073,7 +1081,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
-        if attribute == "city" and (STAY.search(piece) or _AWAY.search(piece)) and not RESIDES.search(piece):
+        if attribute == "city" and a_stay(piece, for_a_day=True):
             attribute = ""  # "in Berlin right now for a conference": a stay, beside the home
         if attribute and single and (about, attribute) in filled:
             if message_changes and _WAS.search(_SUBORDINATE.sub("", piece)):

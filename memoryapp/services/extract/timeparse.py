@@ -170,10 +170,9 @@ def with_dates_named(text: str, reference: datetime) -> str:
     2023". A memory is read long after it was said, where "yesterday" is wrong."""
     named, rest = [], text
     while (found := find_time(rest, reference)) is not None:
-        said = rest[found.start : found.end]
+        said, before = rest[found.start : found.end], rest[: found.start]
         words = said
-        a_thing = (_A_THING.search(rest[: found.start]) or _PART_OF.match(rest, found.end)
-                   or _NEXT_OR_LAST_DAY.match(said))
+        a_thing = _A_THING.search(before) or _PART_OF.match(rest, found.end) or _NEXT_OR_LAST_DAY.match(said)
         if _RELATIVE.search(said) and not _STRETCH.match(said) and not a_thing:
             if _FUTURE.search(said):  # "next March" is the coming one
                 found = replace(find_time(said, reference, prefer_future=True) or found, start=found.start,
@@ -181,12 +180,11 @@ def with_dates_named(text: str, reference: datetime) -> str:
             if unit := _AGO_UNIT.search(said):  # "two years ago" names a year, not a day
                 found = replace(found, period=unit["unit"].lower())
             words = calendar_words(found)
-            before = rest[: found.start]
             if _PREPOSITION_BEFORE.search(before) or _TIME_AS_OBJECT.search(before) or (
                 not (named or before.strip()) and _VERB_AFTER.match(rest, found.end)
             ):
                 words = words.split(" ", 1)[1]  # "since Tuesday 17 June 2025", "Thursday 19 June 2025 is ..."
-        named.append(rest[: found.start] + words)
+        named.append(before + words)
         rest = rest[found.end :]
     return "".join(named) + rest
 
