@@ -75,5 +75,6 @@ def make_memory(user, text: str, *, embedding=None, **fields):
     fields.setdefault("scope", Memory.Scope.USER)
     if embedding is None:
         embedding = embeddings.encode_one(text)
-        fields.setdefault("search_embedding", search_vector(text, fields.get("attribute", ""), user))
+        fields.setdefault("search_embedding", search_vector(text, fields.get("attribute", ""), user,
+                                                            subject=fields.get("subject", "")))
     return Memory.objects.create(organization=user.organization, user=user, text=text, embedding=embedding, **fields)

@@ -31,6 +31,7 @@ from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name
+from memoryapp.services.extract.lexicon import RELATIVES
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -70,23 +71,27 @@ def subject_names(user: User | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def search_text(text: str, attribute: str, names: tuple[str, ...]) -> str:
+def search_text(text: str, attribute: str, names: tuple[str, ...], subject: str = "") -> str:
     """What a memory is searched by: the name of its slot, if it fills one, then its text addressed to its user
     (grammar.addressed), as questions are. "The user lives in Leith." in the slot city: "city: You lives in
-    Leith."."""
+    Leith."; a fact about one of the user's people says whose slot it fills ("sister's city: Your sister lives in
+    Oslo."), so that "where do I live?" is not as near to it as to the user's own city."""
     label = attribute.replace("_", " ").strip()
+    whose = subject.partition("'s ")[2]  # "sam's sister" -> "sister"; "sam" (the user) -> ""
+    if label and whose:
+        label = f"{whose}'s {label}"
     return f"{label}: {addressed(text, names)}" if label else addressed(text, names)
 
 
-def search_vectors(memories: Sequence[tuple[str, str, tuple[str, ...]]]) -> np.ndarray:
+def search_vectors(memories: Sequence[tuple[str, str, tuple[str, ...], str]]) -> np.ndarray:
     """The vectors memories are searched by (Memory.search_embedding), in one batch. `memories`: (text,
-    attribute, subject_names of its user) triples."""
-    return embeddings.encode([search_text(text, attribute, names) for text, attribute, names in memories])
+    attribute, subject_names of its user, subject) tuples."""
+    return embeddings.encode([search_text(*memory) for memory in memories])
 
 
-def search_vector(text: str, attribute: str, user: User | None) -> np.ndarray:
+def search_vector(text: str, attribute: str, user: User | None, *, subject: str) -> np.ndarray:
     """The search vector of one memory of `user`'s (search_vectors)."""
-    return search_vectors([(text, attribute, subject_names(user))])[0]
+    return search_vectors([(text, attribute, subject_names(user), subject)])[0]
 
 
 def name_words(names: tuple[str, ...]) -> set[str]:
@@ -109,6 +114,25 @@ def about_them_all(query: str, names: tuple[str, ...]) -> bool:
     nothing is more relevant to it than anything else, so it is never abstained from."""
     words, theirs = re.findall(r"[a-z]+", query.lower()), name_words(names)
     return bool(words) and all(word in _ABOUT_THEM_ALL or word in theirs for word in words)
+
+
+# Words that bring someone besides the user into a question: their people, the user's people as a group or
+# with the user ("we", "our"), and a person asked for ("who do I report to?").
+_OTHERS = frozenset(word for relative in RELATIVES for word in relative.split()) | frozenset(
+    "kid kids child children baby babies family siblings sibling twins grandkids grandchild grandchildren household"
+    " people someone anyone everyone we us our ours who whom whose".split())
+
+
+def about_the_user_alone(query: str, names: tuple[str, ...]) -> bool:
+    """Whether the question asks about the user and no one else: it names none of their people ("my sister",
+    "the kids") and no one by a capitalised name besides the user ("What does Tom do?" may be about anyone)."""
+    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", query.lower()))
+    words |= {part for word in words for part in word.split("-")}  # "great-grandchild"
+    if (words | {word.removesuffix("s") for word in words}) & _OTHERS:  # "granddaughters"
+        return False
+    theirs = name_words(names) | {"i", "s", "m", "ve", "d", "ll"}  # "I'm", "Sam's"
+    _first, *rest = re.findall(r"[A-Za-z][\w'-]*", query) or [""]
+    return not any(word[0].isupper() and not set(re.findall(r"[a-z0-9]+", word.lower())) <= theirs for word in rest)
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

@@ -29,6 +29,7 @@ from memoryapp.models.fulltext import ScopedSearchVector, scope_lexeme
 from memoryapp.selectors import ranking
 from memoryapp.selectors.questions import (
     NameNeutral,
+    about_the_user_alone,
     about_them_all,
     mentions,
     name_words,
@@ -367,13 +368,16 @@ def _vector_from_binary(data) -> np.ndarray | None:
 class _Question:
     """A query as the search reads it: the text embedded, its search words, the names whose direction
     carries no relevance (questions.NameNeutral), the query as shown back (`searched_as`), and whether it
-    asks for everything about the user (questions.about_them_all: nothing to abstain from)."""
+    asks for everything about the user (questions.about_them_all: nothing to abstain from). `others_of`: when
+    the question is about the user alone (questions.about_the_user_alone), how the subjects of memories about
+    their people start ("sam's "); no fact about them is then of the kind the question asks for."""
 
     text: str
     terms: list[str]
     neutral: NameNeutral
     shown: str
     about_them_all: bool = False
+    others_of: str = ""
 
 
 def _question(query: str, user: User | None, *, memories: bool) -> _Question:
@@ -389,7 +393,8 @@ def _question(query: str, user: User | None, *, memories: bool) -> _Question:
     if memories:
         said = third_person(query, names[0])
         return _Question(text=addressed(said, names), terms=query_terms(said, without=name_words(names)),
-                         neutral=none, shown=said, about_them_all=about_them_all(query, names))
+                         neutral=none, shown=said, about_them_all=about_them_all(query, names),
+                         others_of=f"{user.external_id.lower()}'s " if about_the_user_alone(query, names) else "")
     # Episodes name the user seldom: their names are taken out only when the question names them.
     neutral = NameNeutral.of(names) if mentions(query, names) else none
     return _Question(text=query, terms=query_terms(query, without=name_words(names)), neutral=neutral, shown=query)
@@ -441,13 +446,15 @@ def _search(
         last_used,
         importance or Value(0.0),
         Func(F(column), function="halfvec_send", output_field=BinaryField()),
-        *(("text", Func(F("embedding"), function="halfvec_send", output_field=BinaryField())) if kinds else ()),
+        *(("text", Func(F("embedding"), function="halfvec_send", output_field=BinaryField()), "subject")
+          if kinds else ()),
     )
     facts, written = {}, {}
     for pk, used, weight, data, *as_written in columns:
         stored = _vector_from_binary(data)
         facts[pk] = (used, float(weight), None if stored is None else question.neutral(stored))
-        if as_written:
+        # "how old am I?" asks nothing about "Sam's son is 7 years old.", of the kind though it is
+        if as_written and not (question.others_of and as_written[2].startswith(question.others_of)):
             written[pk] = (as_written[0], _vector_from_binary(as_written[1]))
     # A row without a vector (an episode stored before ingest embedded) has no cosine: its word match is the evidence.
     cosine = {pk: None if fact[2] is None else float(fact[2] @ vector) for pk, fact in facts.items()}

@@ -102,14 +102,16 @@ def writes_batched():
 
 def _search_vectors_store(memory_ids: list[UUID]) -> None:
     """Memory.search_embedding of these memories, from their texts as they are now."""
-    rows = list(Memory.objects.filter(pk__in=memory_ids).select_related("user").only("id", "text", "attribute", "user"))
+    rows = list(Memory.objects.filter(pk__in=memory_ids).select_related("user").only(
+        "id", "text", "attribute", "subject", "user"))
     if not rows:
         return
     names = {}
     for memory in rows:
         if memory.user_id not in names:
             names[memory.user_id] = subject_names(memory.user)
-    vectors = search_vectors([(memory.text, memory.attribute, names[memory.user_id]) for memory in rows])
+    vectors = search_vectors([(memory.text, memory.attribute, names[memory.user_id], memory.subject)
+                              for memory in rows])
     for memory, vector in zip(rows, vectors, strict=True):
         memory.search_embedding = vector
     Memory.objects.bulk_update(rows, ["search_embedding"])
@@ -236,7 +238,7 @@ def _search_vector(draft: MemoryDraft) -> np.ndarray:
         return draft.search_embedding
     if getattr(_queued, "searchable", None) is not None:
         return draft.embedding
-    return search_vector(draft.text, draft.attribute, draft.user)
+    return search_vector(draft.text, draft.attribute, draft.user, subject=draft.subject)
 
 
 def memory_noop(*, memory: Memory, sources: Sequence[Episode], actor: ActorRef, reason: str) -> None:
@@ -257,7 +259,7 @@ def memory_update(*, memory: Memory, draft: MemoryDraft, actor: ActorRef, reason
     memory.text, memory.value = complemented(memory.text, memory.value, draft.text, draft.subject, draft.value)
     memory.importance = max(memory.importance, draft.importance)
     memory.embedding = embeddings.encode_one(memory.text)
-    memory.search_embedding = search_vector(memory.text, memory.attribute, memory.user)
+    memory.search_embedding = search_vector(memory.text, memory.attribute, memory.user, subject=memory.subject)
     memory.save(update_fields=["value", "text", "importance", "embedding", "search_embedding"])
     _sources_add(memory, draft.sources)
     event_record(

@@ -289,7 +289,7 @@ def _searched_as(representative: Memory, attribute: str):
     (a structured member's), whose name it is searched after (selectors.questions.search_text)."""
     if representative.attribute == attribute:
         return representative.search_embedding
-    return search_vector(representative.text, attribute, representative.user)
+    return search_vector(representative.text, attribute, representative.user, subject=representative.subject)
 
 
 def _untrusted(memory: Memory) -> bool:

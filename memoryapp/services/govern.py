@@ -293,7 +293,7 @@ def _memory_rebuild(memory: Memory, rebuilt: Rebuilt, *, actor: ActorRef) -> Non
 
     memory.text, memory.value, memory.importance = rebuilt.text, rebuilt.value, rebuilt.importance
     memory.embedding = embeddings.encode_one(rebuilt.text)
-    memory.search_embedding = search_vector(rebuilt.text, memory.attribute, memory.user)
+    memory.search_embedding = search_vector(rebuilt.text, memory.attribute, memory.user, subject=memory.subject)
     if not rebuilt.trusted:  # only untrusted sources still say it: it is believed as they are
         memory.provenance = Memory.Provenance.UNTRUSTED_SOURCE
         memory.confidence = min(memory.confidence, UNTRUSTED_CONFIDENCE)
@@ -373,7 +373,8 @@ def memory_correct(
         cardinality=locked.cardinality, importance=importance, confidence=1.0,
         provenance=Memory.Provenance.USER_CORRECTED, valid_from=valid_from,
         recorded_at=now, last_accessed_at=now, embedding=embeddings.encode_one(new_text),
-        search_embedding=search_vector(new_text, locked.attribute, locked.user), supersedes=locked,
+        search_embedding=search_vector(new_text, locked.attribute, locked.user, subject=locked.subject),
+        supersedes=locked,
         agent=locked.agent,
     )
     corrected.sources.set(locked.sources.all(), through_defaults={"organization_id": locked.organization_id})

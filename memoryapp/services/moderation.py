@@ -62,7 +62,7 @@ def memory_approve(*, memory: Memory, actor: ActorRef, text: str | None = None) 
         locked.value = corrected_value(locked.text, locked.value, edited) if locked.value else ""
         locked.text = edited
         locked.embedding = embeddings.encode_one(edited)
-        locked.search_embedding = search_vector(edited, locked.attribute, locked.user)
+        locked.search_embedding = search_vector(edited, locked.attribute, locked.user, subject=locked.subject)
     previous = memory_approval_replaces(locked)
     if previous is not None:
         memory_close(memory=previous, valid_to=locked.valid_from, actor=actor, reason="replaced by an approved memory")

@@ -252,7 +252,7 @@ def _summary_update(summary: Memory, members: list[Memory], text: str, *, actor:
         setattr(summary, name, value)
     summary.text = text
     summary.embedding = embeddings.encode_one(text)
-    summary.search_embedding = search_vector(text, summary.attribute, summary.user)
+    summary.search_embedding = search_vector(text, summary.attribute, summary.user, subject=summary.subject)
     summary.recorded_at = timezone.now()
     summary.status = Memory.Status.ACTIVE
     summary.status_reason = ""

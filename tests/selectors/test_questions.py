@@ -8,11 +8,11 @@ from django.utils import timezone
 
 from memoryapp.actors import Principal
 from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
-from memoryapp.selectors.questions import third_person
+from memoryapp.selectors.questions import about_the_user_alone, third_person
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
 from memoryapp.selectors.search import KIND_WEIGHT, SearchParams, search_episodes, search_memories
 from memoryapp.services.extract.grammar import addressed
-from tests.factories import at, make_memory, make_user, say
+from tests.factories import at, make_memory, make_user, say, tell
 
 pytestmark = pytest.mark.django_db
 
@@ -265,3 +265,41 @@ def test_a_memory_of_the_kind_of_fact_asked_about_is_found_in_other_words(acme):
         make_memory(bo, text)
     assert ask(bo, "what do I do for work?").abstained
 
+
+
+@pytest.fixture
+def casey(acme):
+    """A user who has told of their people only, through the write path."""
+    casey = make_user(acme, "casey")
+    for number, message in enumerate(("My son Eli is 7 and my daughter Rosa is 4.", "My sister lives in Oslo.",
+                                      "My husband Tom works as a pilot.", "My dad is 70.")):
+        tell(casey, message, f"2025-03-0{number + 1}T10:00:00Z", f"s{number}")
+    return casey
+
+
+@pytest.mark.parametrize("query", ["how old am I?", "where do I live?", "what's my job?", "How old is Casey?"])
+def test_a_question_about_the_user_is_not_answered_by_a_fact_about_their_people(casey, query):
+    """ "how old am I?" is of the kind of "Casey's son Eli is 7 years old." but asks nothing about him: it was
+    answered with it (relevance 0.55, the kind of fact counted for the son's age as for the user's)."""
+    result = ask(casey, query)
+    assert result.abstained, texts(result)
+
+
+@pytest.mark.parametrize("query, answer", [
+    ("how old is my son?", "Casey's son Eli is 7 years old."),
+    ("how old is Rosa?", "Casey's daughter Rosa is 4 years old."),
+    ("where does my sister live?", "Casey's sister lives in Oslo."),
+    ("What does Tom do?", "Casey's husband Tom is a pilot."),
+    ("who is my husband?", "Casey's husband's name is Tom."),
+])
+def test_a_question_about_the_users_people_finds_their_facts(casey, query, answer):
+    assert texts(ask(casey, query, k=1)) == [answer]
+
+
+@pytest.mark.parametrize("query, alone", [
+    ("how old am I?", True), ("What's Avery-Riley's job?", True), ("I'm curious: where do I live?", True),
+    ("how old is my son?", False), ("Which of my granddaughters is pregnant?", False), ("do we have pets?", False),
+    ("who do I report to?", False), ("What does Tom do?", False), ("does my great-grandchild live nearby?", False),
+])
+def test_a_question_is_about_the_user_alone_when_it_brings_in_no_one_else(query, alone):
+    assert about_the_user_alone(query, ("Avery-Riley", "the user")) is alone

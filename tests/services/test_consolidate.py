@@ -254,7 +254,7 @@ def test_a_merge_keeps_the_single_valued_slot_of_its_structured_member(alice):
     assert (merged.subject, merged.attribute, merged.value, merged.cardinality) == ("alice", "city", "Porto", "single")
     assert set(merged.derived_from.all()) == {porto, restated}
     # ...and is searched as a memory of that slot (after its name), not as the slotless text it took
-    searched_as = search_vector(merged.text, "city", alice)
+    searched_as = search_vector(merged.text, "city", alice, subject=merged.subject)
     assert float(np.asarray(merged.search_embedding, dtype=np.float32) @ searched_as) > 0.999
 
 

@@ -60,6 +60,6 @@ def test_the_demo_tells_the_story_once():
     naming_sam = list(Memory.objects.filter(user=sam, text__contains="Sam"))
     assert naming_sam
     names = subject_names(sam)
-    expected = search_vectors([(m.text, m.attribute, names) for m in naming_sam])
+    expected = search_vectors([(m.text, m.attribute, names, m.subject) for m in naming_sam])
     for memory, vector in zip(naming_sam, expected, strict=True):
         assert float(np.asarray(memory.search_embedding, dtype=np.float32) @ vector) > 0.99, memory.text

@@ -105,6 +105,17 @@ _FILLER = re.compile(
     r"|though|while|considering|given that|seeing as)\b[,!:.]?\s*",
     re.I,
 )
+# ...and what a speaker adds at the end to say how they say it ("I'm 34 btw", "vegan these days tbh", "I'm 42,
+# believe it or not"): an aside, not part of the fact
+ASIDE_TAIL = re.compile(
+    r"(?:[\s,]+(?:lol|haha+|hehe+|lmao|xd|:\)|:\(|:d|btw|by the way|fyi|tbh|ngl|imo|fwiw|tho|though"
+    r"|honestly|anyways?|just so you know|for the record|i guess|i suppose|i reckon|i think"
+    r"|believe it or not|if you must know|if you can believe it|would you believe(?: it)?|as it happens"
+    r"|as it turns out|if that matters|if that helps|if it helps|for context|in case you were wondering"
+    r"|if i am honest|if i'm honest|to be honest|to be fair|mind you|sadly|thankfully|luckily|unfortunately"
+    r"|ugh+|yay|sigh|oof|phew))+\W*$",
+    re.I,
+)
 _CORRECTION = re.compile(
     r"^(?:actually|no wait|no|nope|wait|oops|correction|i meant)(?!\s+(?:longer|need)\b)\b[,:!]?\s*", re.I)
 _MEANT = re.compile(r"^i meant", re.I)
@@ -150,7 +161,7 @@ class Clause:
     @classmethod
     def read(cls, text: str, occurred_at: datetime, subject: str, who: str, *, lead: Clause | None = None) -> Self:
         original = _expand_contractions(text)
-        clause = cls(original, trimmed(original.strip(), ".!…").strip(), occurred_at, subject, who)
+        clause = cls(original, ASIDE_TAIL.sub("", trimmed(original.strip(), ".!…")).strip(), occurred_at, subject, who)
         if lead:
             clause.greeting, clause.correction, clause.meant = lead.greeting, lead.correction, lead.meant
             clause.lead_time = lead.time()

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import classifier
 from .base import Candidate, EpisodeInput, single_valued
-from .clauses import split_sentences
+from .clauses import ASIDE_TAIL, split_sentences
 from .grammar import article, possessive, sentence, stem
 from .lexicon import JOB_WORDS, RELATIVES, relative_key
 from .timeparse import with_dates_named
@@ -340,10 +340,6 @@ _FILLER = re.compile(
     r"|oh my (?:god|gosh|goodness)|my (?:god|gosh|goodness|word|bad)|oh my|omg|good grief|gosh|wow)\b\s*[:,!.\-]*\s*",
     re.I,
 )
-# ...and what a speaker adds at the end to say how they say it ("I'm 34 btw", "vegan these days tbh")
-_TAIL = re.compile(r"(?:[\s,]+(?:lol|haha+|hehe+|lmao|xd|:\)|:\(|:d|btw|by the way|fyi|tbh|ngl|imo|fwiw|tho|though"
-                   r"|honestly|anyways?|just so you know|for the record|i guess|i suppose|i reckon|i think))+\W*$",
-                   re.I)
 _MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall", "cannot"})
 _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "often", "sometimes", "mostly",
             "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
@@ -451,7 +447,7 @@ def _without_fillers(text: str) -> str:
 def third_person(piece: str, who: str) -> str:
     """The piece as a statement about `who` ("Maria", "the user"): fillers, a trailing "lol" and the
     final punctuation gone, the speaker's words turned to the third person, content words kept."""
-    text = _TAIL.sub("", _without_fillers(piece)).strip(" ,.!?:;")
+    text = ASIDE_TAIL.sub("", _without_fillers(piece)).strip(" ,.!?:;")
     if not text:
         return ""
     for pattern, replacement in _CONTRACTED:

@@ -228,8 +228,11 @@ class _Conversation:
         if fact.attribute == "name" and subject == self.subject and self.name != THE_USER and not fact.template:
             # not "Hannah Schultz's name is Hannah Okafor."
             fact = _replace(fact, template="{value} is the user's name.")
+        who = self._who(subject)
+        if clause.relative_name and subject != self.subject and fact.attribute != "name":
+            who = f"{who} {_title(clause.relative_name)}"  # "Sam's husband Tom is a pilot.": found by his name too
         candidate = Candidate(
-            text=fact.text or _render(fact, self._who(subject), relation, found if planned else None),
+            text=fact.text or _render(fact, who, relation, found if planned else None),
             subject=subject,
             attribute=fact.attribute,
             value=fact.value,
