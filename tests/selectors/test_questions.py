@@ -303,3 +303,11 @@ def test_a_question_about_the_users_people_finds_their_facts(casey, query, answe
 ])
 def test_a_question_is_about_the_user_alone_when_it_brings_in_no_one_else(query, alone):
     assert about_the_user_alone(query, ("Avery-Riley", "the user")) is alone
+
+
+def test_a_birth_year_answers_how_old_the_user_is(acme):
+    sam = make_user(acme, "sam")
+    for number, message in enumerate(("I was born in 1991.", "I work at a bakery.", "I love hiking.")):
+        tell(sam, message, f"2025-03-0{number + 1}T10:00:00Z", f"s{number}")
+    for query in ("how old am I?", "what's my age?", "what year was I born?"):
+        assert texts(ask(sam, query, k=1)) == ["Sam was born in 1991."], query

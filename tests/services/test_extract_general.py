@@ -159,6 +159,38 @@ def test_a_relative_said_as_a_name_is_the_users(send):
     assert any(memory.startswith("The user's grandad moved into a care home") for memory in texts), texts
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "name", "also"), [
+    ("Hey! I'm Mia, I'm a pharmacist in Leeds.", "Mia", "pharmacist"),
+    ("Hey, I'm Tom. I'm 40 and I live in Leeds.", "Tom", "Leeds"),
+    ("My name is Ana Lima. I teach yoga on weekends.", "Ana Lima", "yoga"),
+])
+def test_the_speakers_name_opening_a_longer_message_is_written(send, text, name, also):
+    """ "I'm Mia" alone was written; opening a message that goes on, the classifier put it just under the bar
+    (margin -0.06) and the name was lost."""
+    user = send(text)
+    names = list(Memory.objects.filter(user=user, attribute="name").values_list("value", flat=True))
+    assert names == [name]
+    assert any(also in memory for memory in current_texts(user))
+
+
+@pytest.mark.parametrize(("piece", "introduces"), [
+    ("I'm Mia", True), ("my name is Ana Lima", True), ("I'm British", False), ("I'm Catholic", False),
+    ("I'm Mia and I'm a nurse", False), ("I'm Back", False), ("I'm a Pisces", False),
+])
+def test_an_introduction_is_the_speakers_name_and_nothing_else(piece, introduces):
+    assert general.introduces_the_speaker(piece) is introduces
+
+
+@pytest.mark.django_db
+def test_a_statement_without_a_word_of_a_partner_fills_no_partner_slot(send):
+    """ "I'm a pharmacist in Leeds" was written in the partner slot (family partner at 0.2)."""
+    user = send("Hey! I'm Mia, I'm a pharmacist in Leeds.")
+    assert not Memory.objects.filter(user=user, attribute__in=["partner", "relationship_status"]).exists()
+    user = send("My girlfriend Hana and I have been together six years.")
+    assert Memory.objects.filter(user=user, attribute="partner").exists()
+
+
 def test_general_memory_is_third_person_and_keeps_the_words():
     assert general.third_person("I drive a 2015 Subaru Outback", "Maria") == "Maria drives a 2015 Subaru Outback."
     assert general.third_person("gluten makes me sick", "Maria") == "Gluten makes Maria sick."
@@ -531,10 +563,20 @@ def test_a_name_in_a_sentence_that_gives_no_name_is_not_the_users():
 
 @pytest.mark.parametrize(("said", "texts"), [
     # what follows a self-introduction after commas is the speaker's, said without a subject
-    ("Hey, I'm Joaquín, 41, a paramedic in Valparaíso.", {"Joaquín is 41.", "Joaquín is a paramedic in Valparaíso."}),
+    ("Hey, I'm Joaquín, 41, a paramedic in Valparaíso.",
+     {"Joaquín is 41 years old.", "Joaquín is a paramedic in Valparaíso."}),
     ("Name's Freya, originally from Bergen, been in Aberdeen for ten years.",
-     {"Freya is originally from Bergen.", "Freya has been in Aberdeen for ten years."}),
+     {"Freya is from Bergen.", "Freya has been in Aberdeen for ten years."}),
     ("Name is Tomasz, from Gdansk.", {"Tomasz is from Gdansk."}),
+    # ...or a profile in fragments, an age among them, and no name
+    ("Quick intro: 34, software tester, based in Manchester.",
+     {"The user is 34 years old.", "The user is a software tester.", "The user lives in Manchester."}),
+    ("29, nurse, living in London.", {"The user is 29 years old.", "The user is a nurse."}),
+    ("I'm 41, a paramedic in Valparaíso.", {"The user is 41 years old.", "The user is a paramedic in Valparaíso."}),
+    ("I'm Mia, 30, from Leeds.", {"Mia is the user's name.", "Mia is 30 years old.", "Mia is from Leeds."}),
+    # ...and what a speaker adds to say how they say it, before or after
+    ("I support Celtic, always have.", {"The user supports Celtic."}),
+    ("Work-wise I'm a product manager at Monzo.", {"The user is a product manager."}),
     # what others call the speaker, after their name and "but"
     ("my name is Theodora but my friends call me Teddy", {"Theodora goes by Teddy."}),
     # ... or after a comma: the name is the name, the nickname what they call her
@@ -833,3 +875,12 @@ def test_a_plan_is_one_memory_with_its_day_and_ends_with_it():
     found = extract("I've got a job interview at Amazon tomorrow")
     assert {c.valid_to for c in found} == {datetime(2025, 6, 3, 23, 59, 59, 999999, tzinfo=UTC)}, found
     assert any("Amazon" in c.text for c in found)
+
+
+@pytest.mark.parametrize("said", ["I'm a Pisces, if that matters.", "I'm Back, finally home.", "I'm Sorry, I'm late."])
+def test_a_capitalised_word_after_i_am_that_is_no_name_names_no_one(said):
+    from memoryapp.services.extract import get_extractor
+    from memoryapp.services.extract.base import EpisodeInput
+
+    found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="usr_9")
+    assert not [c for c in found if c.attribute in ("name", "nickname")], found

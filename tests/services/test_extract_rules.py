@@ -849,3 +849,16 @@ def test_married_to_a_person_is_a_status(text):
 def test_where_someone_was_born_is_a_place_not_a_time(message, hometown):
     found = [c.value for c in extract(message) if c.attribute == "hometown"]
     assert found == ([hometown] if hometown else []), found
+
+
+@pytest.mark.parametrize(("message", "text"), [
+    ("I was born in 1991.", "Sam was born in 1991."),
+    ("I was born in 1979, so I'm old.", "Sam was born in 1979."),
+    ("my sister was born in 2001", "Sam's sister was born in 2001."),
+    # ...not a birthplace with its year
+    ("I was born in Lagos in 1985.", None),
+])
+def test_a_birth_year_tells_the_age_in_the_age_slot(message, text):
+    """ "I was born in 1991." filled no slot: "how old am I?" found it at cosine 0.32 and abstained."""
+    found = [c.text for c in extract(message) if c.attribute == "age"]
+    assert found == ([text] if text else []), found

@@ -102,6 +102,7 @@ _FILLER = re.compile(
     r"|ugh|argh|meh|oof|phew|whew|welp|yay|sigh|ah|aw"
     r"|anyway|anyways|just so you know|for the record|remember that|note that|please note that|sorry"
     r"|to be honest|tbh|honestly|basically|oh and|good morning|good evening|i mean|remember to|because|although"
+    r"|(?:work|job|money|health|food|diet|family|life)[- ]?wise"
     r"|though|while|considering|given that|seeing as)\b[,!:.]?\s*",
     re.I,
 )
@@ -113,7 +114,7 @@ ASIDE_TAIL = re.compile(
     r"|believe it or not|if you must know|if you can believe it|would you believe(?: it)?|as it happens"
     r"|as it turns out|if that matters|if that helps|if it helps|for context|in case you were wondering"
     r"|if i am honest|if i'm honest|to be honest|to be fair|mind you|sadly|thankfully|luckily|unfortunately"
-    r"|ugh+|yay|sigh|oof|phew))+\W*$",
+    r"|ugh+|yay|sigh|oof|phew|always (?:have|had|will|did|was|been|has been)))+\W*$",
     re.I,
 )
 _CORRECTION = re.compile(

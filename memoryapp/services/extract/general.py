@@ -24,7 +24,17 @@ from . import classifier
 from .base import Candidate, EpisodeInput, single_valued
 from .clauses import ASIDE_TAIL, split_sentences
 from .grammar import article, possessive, sentence, stem
-from .lexicon import JOB_WORDS, RELATIVES, relative_key
+from .lexicon import (
+    DIET_ALIASES,
+    HEALTH_ADJECTIVES,
+    JOB_WORDS,
+    LANGUAGES,
+    NATIONALITIES,
+    RELATIONSHIP_STATUSES,
+    RELATIVES,
+    looks_like_job,
+    relative_key,
+)
 from .timeparse import with_dates_named
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
@@ -59,6 +69,12 @@ def _names_something(piece: str) -> bool:
     return bool(_CAPITALISED.search(piece) or (piece == piece.lower() and _LOWERCASE_PLACE.search(piece)))
 
 
+# ...and slots of a partner: a message without a word of one says nothing of theirs.
+_PARTNER_SLOTS = frozenset({"partner", "relationship_status"})
+_PARTNER_WORDS = re.compile(r"\b(?:partner|wife|husband|hubby|wifey|spouse|boyfriend|girlfriend|bf|gf|fianc[eé]e?"
+                            r"|other half|missus|married|marry|marrying|wedding|engaged|dating|date|dated|seeing"
+                            r"|together|relationship|single|divorced?|separated|widow(?:ed|er)?|ex|couple|love|split|splitting"
+                            r"|broke up|break up|breaking up|breakup|been with|moved in)\b", re.I)
 _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
 _ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|side (?:job|gig|hustle)"
                           r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
@@ -125,6 +141,10 @@ CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statemen
 # "finally 18", "back to the office as of this week"): such news is rarely said without exclamation or a
 # "today", which the classifier reads as passing; what changed stays changed. Tuned on the dev split.
 CHANGE_PIECE_MARGIN = 0.35
+# How far below the bar the speaker's name said by its form may be ("I'm Mia" opening "I'm Mia, 30, from Leeds."
+# -0.17, "Hey, I'm Tom. I'm 40" -0.02, alone +0.11); capitalised words that are no name: "I'm Back" -0.32, "I'm
+# Sorry" -0.57 (a handful of my own sentences, not the corpus).
+INTRODUCTION_MARGIN = 0.25
 _CHANGE_PIECE = re.compile(
     r"^(?:(?:i|we|i've|we've|ive|i have|we have|i'm|we're)\s+)?"
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
@@ -258,23 +278,38 @@ _BEEN = re.compile(r"(?:been|lived|worked|studied)\b", re.I)
 _STATE_OF = re.compile(r"(?:from|originally|born|raised|based|living|working|studying|\d+)\b", re.I)
 
 
-def _introduction(part: str) -> list[str]:
-    """A self-introduction with fragments after it, as the introduction and one statement per fragment."""
+def introduction_statements(part: str) -> list[str]:
+    """A self-introduction with fragments after it, as the introduction and one statement per fragment; or a
+    profile in fragments alone, an age among them ("34, software tester, based in Manchester")."""
     found = _INTRODUCED.fullmatch(part)
-    if not found:
-        return [part]
-    parts = [found["intro"]]
-    for fragment in (_without_fillers(f.strip()).strip() for f in re.split(r"[,;]", found["rest"])):
-        if not re.search(r"\w", fragment) or _HAS_ITS_OWN_SUBJECT.match(fragment):
-            parts.append(fragment)
-        elif _BEEN.match(fragment):
-            parts.append(f"I've {fragment}")  # "been in Dundee since 2008"
-        elif (_STATE_OF.match(fragment) or _DETERMINER.match(fragment)
-              or not set(_VALUE_WORDS.findall(fragment.lower())) & JOB_WORDS):
-            parts.append(f"I'm {fragment}")  # "from Porto", "34", "Polish originally"
-        else:
-            parts.append(f"I'm {article(fragment)}{fragment}")  # "second-year med student in Cairo"
-    return [part for part in parts if part]
+    if found:
+        parts = [found["intro"]] + [_fragment_said(fragment) for fragment in re.split(r"[,;]", found["rest"])]
+        return [part for part in parts if part]
+    fragments = [_without_fillers(fragment.strip()).strip() for fragment in _without_fillers(part).split(",")]
+    fragments[0] = _SPEAKER_IS.sub("", fragments[0], count=1)  # "I'm 41, a paramedic in Valparaíso"
+    if (len(fragments) >= 2 and any(_AN_AGE.fullmatch(fragment) for fragment in fragments)
+            and all(fragment and len(fragment.split()) <= 6 and not _HAS_ITS_OWN_SUBJECT.match(fragment)
+                    for fragment in fragments)):
+        return [_fragment_said(fragment) for fragment in fragments]
+    return [part]
+
+
+_SPEAKER_IS = re.compile(r"^(?:i'm|im|i am)\s+(?=[1-9]\d\b)", re.I)
+_AN_AGE = re.compile(r"[1-9]\d(?:\s*(?:years old|yrs old|y/?o))?")
+
+
+def _fragment_said(fragment: str) -> str:
+    """A fragment of a self-introduction as the speaker's statement: "34" -> "I'm 34", "from Porto" -> "I'm from
+    Porto", "second-year med student in Cairo" -> "I'm a second-year med student in Cairo"."""
+    fragment = _without_fillers(fragment.strip()).strip()
+    if not re.search(r"\w", fragment) or _HAS_ITS_OWN_SUBJECT.match(fragment):
+        return fragment
+    if _BEEN.match(fragment):
+        return f"I've {fragment}"  # "been in Dundee since 2008"
+    if (_STATE_OF.match(fragment) or _DETERMINER.match(fragment)
+            or not (set(_VALUE_WORDS.findall(fragment.lower())) & JOB_WORDS or looks_like_job(fragment.lower()))):
+        return f"I'm {fragment}"  # "from Porto", "34", "Polish originally"
+    return f"I'm {article(fragment)}{fragment}"  # "second-year med student in Cairo"
 
 
 _VALUE_WORDS = re.compile(r"[\w'-]+")
@@ -331,7 +366,7 @@ _FILLER = re.compile(
     # not a time the speaker's statement after it holds from ("since the fall I need a rollator")
     r"|(?:since|because|as|although|though|while|now that|considering|given that|seeing as)"
     r"(?=\s+(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b|(?![^.!?]*\b(?:i|i'm|im|i've|ive|we|we're|we've)\b))"
-    r"|fwiw|imo|ngl|turns out|it turns out"
+    r"|fwiw|imo|ngl|turns out|it turns out|(?:work|job|money|health|food|diet|family|life)[- ]?wise"
     r"|plot twist|guess what|guess who|confession"
     r"|(?:i think )?i can (?:finally |now |honestly )?say|quick thing|small (?:admin )?thing"
     # "morning routine update:", "new job alert!": a headline before the news
@@ -373,7 +408,7 @@ _FRONTED_REASON = re.compile(r"^\W*(?:since|ever since|because|now that)\s+(?:i|
 def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
-    for part in (piece for said in split_sentences(cleaned(text)) for introduced in _introduction(said)
+    for part in (piece for said in split_sentences(cleaned(text)) for introduced in introduction_statements(said)
                  for piece in _reason_apart(introduced)):
         # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
         breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
@@ -835,8 +870,12 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
     married.", "... a night-shift paramedic in Leeds." beside "... a night-shift paramedic.", "... a
     physiotherapist at a sports clinic" read as about sports), the rule's candidate keeps its slot and value
     and takes the fuller words, and the general one goes: the user saw the fact twice."""
+    # ...whatever the user is called in each: "Joaquín is a paramedic." beside "The user is a paramedic in
+    # Valparaíso." when the message gave the name the general path did not yet know
+    named = {stem(word) for c in rules if c.attribute == "name" for word in re.findall(r"[\w']+", c.value.lower())}
+
     def content(candidate: Candidate) -> set[str]:
-        return {stem(w) for w in re.findall(r"[\w']+", candidate.text.lower())} - _FUNCTION_WORDS
+        return {stem(w) for w in re.findall(r"[\w']+", candidate.text.lower())} - _FUNCTION_WORDS - named - {"user"}
 
     worded: dict[int, Candidate] = {}  # rule candidate's index -> the general candidate that words it
     for fuller in general:
@@ -1009,6 +1048,25 @@ def _said(word: str, words: set[str]) -> bool:
     return word in words or any(SequenceMatcher(None, word, other).ratio() >= 0.8 for other in words)
 
 
+# "I'm Mia", "my name is Tom Hale": the speaker's name and nothing else, a capitalised word that is none of the
+# words people describe themselves with ("I'm British", "I'm Catholic", "I'm Vegan").
+_INTRODUCTION = re.compile(r"(?:i'm|im|i am|my name's|my name is|name's)\s+(?P<name>(?-i:[A-Z])[\w'-]+"
+                           r"(?:\s+(?-i:[A-Z])[\w'-]+){0,2})", re.I)
+_DESCRIBING_WORDS = frozenset(word.lower() for words in (NATIONALITIES, LANGUAGES, DIET_ALIASES, HEALTH_ADJECTIVES,
+                                                         RELATIONSHIP_STATUSES, JOB_WORDS) for word in words) | {
+    "catholic", "christian", "muslim", "jewish", "hindu", "buddhist", "sikh", "atheist", "agnostic", "mormon",
+    "deaf", "blind", "autistic", "gay", "lesbian", "bi", "bisexual", "straight", "queer", "trans", "nonbinary",
+    # ...and how one is for now ("I'm Back", "I'm Done")
+    "back", "sorry", "done", "home", "fine", "here", "there", "ready", "good", "okay", "ok", "sure", "late", "early",
+    "tired", "busy", "free", "off", "out", "away", "new", "happy", "sad", "sick", "ill", "well", "alone", "glad",
+    "excited", "stuck", "lost", "bored", "hungry", "full", "thankful", "grateful", "confused", "exhausted"}
+
+
+def introduces_the_speaker(piece: str) -> bool:
+    found = _INTRODUCTION.fullmatch(piece.strip())
+    return bool(found) and not any(word.lower() in _DESCRIBING_WORDS for word in found["name"].split())
+
+
 def _general(index, episode, found, margins, kinds, own, *, subject, who, heard: bool,
              kept: list[Candidate]) -> list[Candidate]:
     """The general candidates of one message's pieces (`found`); `own` are the rules' candidates from it, `kept`
@@ -1023,8 +1081,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             return -CHANGE_PIECE_MARGIN
         return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0
 
-    chosen = [(piece, kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
-              if margin >= bar(piece) and not _covered(piece, own, subject)]
+    # "I'm Mia" opening a message that goes on ("I'm Mia, I'm a pharmacist in Leeds.", "Hey, I'm Tom. I'm 40"):
+    # the speaker's name by its form, which the classifier, reading the whole message, often puts just under the bar
+    chosen = [(piece, "name" if introduced else kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
+              if margin >= (-INTRODUCTION_MARGIN if (introduced := introduces_the_speaker(piece)) else bar(piece))
+              and not _covered(piece, own, subject)]
     continued = _continued(found)
     # A piece going on with "it", "they"... about what a kept piece said, which no name resolves ("I got a new
     # laptop, | it's a ThinkPad X1") is kept with it, however little it says alone: _told_once tells the two in
@@ -1075,6 +1136,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # the rules already fill this slot from this message: keep the words beside it
         if attribute in _NAMED_SLOTS and not _names_something(piece):
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
+        if attribute in _PARTNER_SLOTS and not _PARTNER_WORDS.search(episode.content):
+            attribute = ""  # "I'm Mia, I'm a pharmacist in Leeds" tells of no partner, whatever the classifier heard
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute == "city" and a_stay(piece, for_a_day=True):
@@ -1100,6 +1163,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
             found_name = _BARE_NAME.fullmatch(piece) or (_NAMING.search(piece) and _PROPER_NAME.search(piece))
+            if found_name and _ARTICLE_BEFORE.search(piece, 0, found_name.start()):
+                found_name = None  # "I'm a Pisces", "I'm an Arsenal fan": a kind of person, not a name
             if not found_name:
                 attribute = ""
             else:
@@ -1303,6 +1368,7 @@ _SOMEONE_ELSE = re.compile(rf"(?-i:[A-Z])[\w-]+\s+{_BEFORE_THE_VERB}"
 _PROPER_NAME = re.compile(r"(?<=\s)(?!I\b)(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3}")
 # "Darlene Kowalski", said alone (not "I'm Darlene", "Name's Darlene")
 _BARE_NAME = re.compile(r"(?:(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+)(?:\s+(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+){1,3}")
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the)\s+$", re.I)
 _CALLED_BY_OTHERS = re.compile(r"\b(?:everyone|everybody|people|friends|folks|they|family|all)\b[^.]*\bcalls?\s+me\b"
                                r"|\bgo(?:es)? by\b", re.I)
 _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}

@@ -656,3 +656,12 @@ POINTER_WORDS = frozenset(
 def alternatives(words) -> str:
     # one regex alternation, longest first: "best friend" is tried before "friend"
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def looks_like_job(job: str) -> bool:
+    """ "nurse", "software tester", "night-shift nurse": a job by its last word, at most four words."""
+    words = job.split()
+    last = words[-1] if words else ""
+    if not words or len(words) > 4 or any(word in NOT_JOBS for word in words):
+        return False
+    return last in JOB_WORDS or (last.endswith(JOB_SUFFIXES) and len(last) > 4)

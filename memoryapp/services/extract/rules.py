@@ -36,18 +36,17 @@ from .lexicon import (
     HEALTH_ADJECTIVES,
     HEALTH_CONDITIONS,
     INSTRUCTION_VERBS,
-    JOB_SUFFIXES,
     JOB_WORDS,
     LANGUAGES,
     LOWERCASE_PARTICLES,
     NATIONALITIES,
-    NOT_JOBS,
     PETS,
     PLAN_VERBS,
     POINTER_WORDS,
     RELATIONSHIP_STATUSES,
     STUDY_ROLES,
     alternatives,
+    looks_like_job,
 )
 from .timeparse import TimeMatch, find_time
 
@@ -139,7 +138,9 @@ class _Conversation:
             self.last_user_turn[episode.session] = index
         if episode.source in CONVERSATION_SOURCES | FIRST_PERSON_SOURCES:
             # read without emoji: "I live in Porto 🏖" keeps the value "Porto", which "I live in Porto" says again
-            for sentence in split_sentences(general.cleaned(episode.content)):
+            # ...and a self-introduction in fragments as the statements it makes ("34, nurse, based in Leeds")
+            for sentence in (said for whole in split_sentences(general.cleaned(episode.content))
+                             for said in general.introduction_statements(whole)):
                 self._read_sentence(sentence, index, episode)
         self.last_episode[episode.session] = episode
 
@@ -523,6 +524,11 @@ def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
     return [_Fact("age", str(age), _changed(match))] if 0 < age < 125 else []
 
 
+def _birth_year(match: re.Match, clause: _Clause) -> list[_Fact]:
+    """ "I was born in 1991": the user's age as it never goes stale, in the age slot ("how old am I?")."""
+    return [_Fact("age", f"born in {match['value']}", text=sentence(f"{clause.who} was born in {match['value']}."))]
+
+
 def _relationship(match: re.Match, clause: _Clause) -> list[_Fact]:
     partner = re.match(r"\s+to\s+(.+)", match.string[match.end():])
     if partner and not _names_a_person(partner[1]):
@@ -596,7 +602,7 @@ def _work(*, job_checked: bool = False) -> Rule:
 
     def rule(match: re.Match, clause: _Clause) -> list[_Fact]:
         job = normalize_value("job", match["job"], clause.occurred_at) if _has(match, "job") else ""
-        if job_checked and not (job and _looks_like_job(job)):
+        if job_checked and not (job and looks_like_job(job)):
             return []  # no job, and so no employer either
         employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
         # A student's "at" names where they study, not an employer: "a student at UCL" does not work there; nor
@@ -618,14 +624,6 @@ _SCHOOL = re.compile(r"\b(?:college|university|uni|school|academy|polytechnic|si
 
 def _studies(job: str) -> bool:
     return bool(job) and job.split()[-1] in STUDY_ROLES
-
-
-def _looks_like_job(job: str) -> bool:
-    words = job.split()
-    last = words[-1]
-    if len(words) > 4 or last in NOT_JOBS or any(word in NOT_JOBS for word in words):
-        return False
-    return last in JOB_WORDS or (last.endswith(JOB_SUFFIXES) and len(last) > 4)
 
 
 def _left_job(match: re.Match, clause: _Clause) -> list[_Fact]:
@@ -834,6 +832,8 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:the|our|my) (?P<changed>new) (?:place|house|home|flat|apartment|condo|townhouse|bungalow|cottage)"
      rf" (?:in|over in|out in) (?P<value>{_PROPER})", _city),
     (rf"I am (?:originally )?from {_VALUE}", _hometown),
+    # a year alone, said as all there is: "I was born in Lagos in 1985" is a hometown
+    (r"I was born (?:back )?in (?P<value>(?:19|20)\d\d|'\d\d)(?=\W*$|,|\s+(?:so|and|but)\b)", _birth_year),
     (rf"I (?:grew up|was born|was born and raised|was raised) in {_VALUE}", _hometown),
     (rf"(?:I (?:am )?(?:planning|plan|intend|intending|hoping|hope) (?:to|on)|my plan is to) {_VALUE}", _plan()),
     (rf"I am going to {_VALUE}", _plan(needs_plan_verb=True)),
