@@ -50,6 +50,7 @@ LEAVES = {
     "memoryapp.evaluation.write_corpus": "reads the corpus files (the extractor's trainer reads them too)",
     "memoryapp.services.extract.classifier": "the trained classifiers' arithmetic (numpy): the write path reads a "
                                              "text's kind of fact with them, the search a question's",
+    "memoryapp.services.extract.lexicon": "word lists: the extractor's, and the search's words for the user's people",
 }
 
 # Cycles known and not yet broken, each with why and where it goes. The test fails on any other cycle,
