@@ -71,7 +71,7 @@ def subject_names(user: User | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def search_text(text: str, attribute: str, names: tuple[str, ...], subject: str = "") -> str:
+def search_text(text: str, attribute: str, names: tuple[str, ...], subject: str) -> str:
     """What a memory is searched by: the name of its slot, if it fills one, then its text addressed to its user
     (grammar.addressed), as questions are. "The user lives in Leith." in the slot city: "city: You lives in
     Leith."; a fact about one of the user's people says whose slot it fills ("sister's city: Your sister lives in
