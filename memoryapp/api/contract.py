@@ -111,8 +111,8 @@ OPERATIONS_EXAMPLE = [
     {"op": "ADD", "memory_id": MEMORY_1, "reason": "new fact"},
 ]
 BRIEF = {"relevance": 0.71, "recency": 0.98, "importance": 6}
-EXPLAINED = {**BRIEF, "cosine": 0.5, "kind": 0.35, "fused": 0.032787, "dense_rank": 1, "lexical_rank": 1,
-             "scaled": {"relevance": 0.71, "recency": 1.0, "importance": 1.0}}
+EXPLAINED = {**BRIEF, "cosine": 0.5, "kind": 0.35, "words": 0.1, "fused": 0.032787, "dense_rank": 1,
+             "lexical_rank": 1, "scaled": {"relevance": 0.71, "recency": 1.0, "importance": 1.0}}
 DELETED = {"memories": {"count": 1, "ids": [MEMORY_1]}, "episodes": {"count": 0, "ids": []}}
 PREVIEW_EXAMPLE = {"preview": True, "target": "memory", "deleted": DELETED, "recomputed": [], "sources_unlinked": 0,
                    "sources_kept": {"count": 1, "ids": [EPISODE_1]}}

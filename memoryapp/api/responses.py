@@ -199,8 +199,8 @@ class Components(serializers.Serializer):
     """Why a result scored what it did; with `explain: true` every component, else the first three."""
 
     relevance = serializers.FloatField(help_text="The question's cosine with the result (memories: both addressed to "
-                                         "the user, their names replaced by 'you', plus 0.6 times `kind`; "
-                                         "episodes: names taken out).")
+                                         "the user, their names replaced by 'you', plus 0.6 times `kind` and "
+                                         "0.2 times (`words` less 0.1); episodes: names taken out).")
     recency = serializers.FloatField(help_text="Decayed recency since the last access (1: just now).")
     importance = serializers.FloatField(help_text="The result's importance (episodes: 5).")
     cosine = serializers.FloatField(allow_null=True, required=False,
@@ -208,6 +208,9 @@ class Components(serializers.Serializer):
     kind = serializers.FloatField(required=False,
                                   help_text="explain, memories: how likely (0..1) the memory is of the kind of fact "
                                             "the question asks about.")
+    words = serializers.FloatField(required=False,
+                                   help_text="explain, memories: the share (0..1) of the question's own words "
+                                             "(not how it asks, nor the user's names) that the memory has.")
     fused = serializers.FloatField(required=False,
                                    help_text="explain: the reciprocal-rank fusion of the meaning and word rankings.")
     dense_rank = serializers.IntegerField(allow_null=True, required=False,

@@ -30,7 +30,7 @@ import numpy as np
 from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
-from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name
+from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name, stem
 from memoryapp.services.extract.lexicon import RELATIVES
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
@@ -133,6 +133,37 @@ def about_the_user_alone(query: str, names: tuple[str, ...]) -> bool:
     theirs = name_words(names) | {"i", "s", "m", "ve", "d", "ll"}  # "I'm", "Sam's"
     _first, *rest = re.findall(r"[A-Za-z][\w'-]*", query) or [""]
     return not any(word[0].isupper() and not set(re.findall(r"[a-z0-9]+", word.lower())) <= theirs for word in rest)
+
+
+# Words of a question that say nothing of what it asks about: how it asks, who it names ("my" and "I" became the
+# user's name, taken out as such), and the words of asking for a name or a kind.
+_ASKING_WORDS = frozenset(
+    "a an the of in on at to for and or with is are am was were be been being do does did have has had what which"
+    " who whom whose where when why how any anything some something there their they them this that these those"
+    " it its you your can could would should will about from by as into up out much many kind sort type name"
+    " called call like usually often get got go going".split())
+
+
+_PLURAL = re.compile(r"(?:(?<=[^aeiou])ies|(?:(?<=ss)|(?<=sh)|(?<=ch)|(?<=x))es|(?<!s)s)$")
+
+
+def _word_key(word: str) -> str:
+    """A word in any number and form: the stem of its singular ("Tuesdays" and "Tuesday", "classes" and
+    "class", "babies" and "baby"; grammar.stem alone gives "tuesday" and "tuesda")."""
+    return stem(_PLURAL.sub(lambda found: "y" if found[0] == "ies" else "", word) if len(word) > 3 else word)
+
+
+def asked_words(terms: list[str]) -> frozenset[str]:
+    """What a question asks about (its search `terms`, the user's names already out), by _word_key: "what do I do
+    on Thursdays?" -> {thursda}."""
+    return frozenset(_word_key(term) for term in terms if len(term) > 2 and term not in _ASKING_WORDS)
+
+
+def words_shared(asked: frozenset[str], text: str) -> float:
+    """The share of the question's asked_words that the text has, in any form."""
+    if not asked:
+        return 0.0
+    return len(asked & {_word_key(word) for word in re.findall(r"[a-z0-9]+", text.lower())}) / len(asked)
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

@@ -94,7 +94,8 @@ def relevance_first(candidates: list[Scored], weights: Weights, *, tie_break: fl
     """score = weights.relevance * relevance + tie_break * (weights.recency * recency + weights.importance
     * importance), recency and importance min-max scaled over the candidates; best first. With the
     default weights (1, 0.5, 0.5) the score is the relevance plus at most `tie_break`: the same scale as
-    the relevance (a cosine, for memories plus search.KIND_WEIGHT times a likelihood), so one threshold
+    the relevance (a cosine, for memories plus search.KIND_WEIGHT times a likelihood and search.WORDS_WEIGHT
+    times a share of words, less its expected part), so one threshold
     (min_score) reads on both."""
     if not candidates:
         return []

@@ -160,8 +160,10 @@ def _judge_meaning(
         return _judge_past(candidate, value, current=current, history=history)
     if candidate.relation == "refine":
         return Decision(Op.UPDATE, current, f"{candidate.attribute} complemented")
-    if candidate.relation == "correct" or candidate.valid_from == current.valid_from:
-        # Two values for the same moment: the later word is the user's correction.
+    same_moment = candidate.valid_from == current.valid_from
+    if candidate.relation == "correct" or (same_moment and candidate.relation != "change"):
+        # Two values for the same moment: the later word is the user's correction, unless its words say the value
+        # changed ("moved to Seville last month", a month after "I live in Madrid", ends Madrid, never unsays it).
         return Decision(Op.INVALIDATE, current, f"{candidate.attribute} corrected", also_add=True)
     return Decision(Op.SUPERSEDE, current, f"{candidate.attribute} changed")
 

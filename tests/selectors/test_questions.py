@@ -10,7 +10,14 @@ from memoryapp.actors import Principal
 from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
 from memoryapp.selectors.questions import about_the_user_alone, third_person
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
-from memoryapp.selectors.search import KIND_WEIGHT, SearchParams, search_episodes, search_memories
+from memoryapp.selectors.search import (
+    KIND_WEIGHT,
+    WORDS_EXPECTED,
+    WORDS_WEIGHT,
+    SearchParams,
+    search_episodes,
+    search_memories,
+)
 from memoryapp.services.extract.grammar import addressed
 from tests.factories import at, make_memory, make_user, say, tell
 
@@ -258,13 +265,33 @@ def test_a_memory_of_the_kind_of_fact_asked_about_is_found_in_other_words(acme):
     kinds = {hit.item.text: hit.components["kind"] for hit in result.hits}
     assert kinds[texts(result)[0]] > max(kind for text, kind in kinds.items() if text != texts(result)[0])
     assert all(hit.components["relevance"] == pytest.approx(
-        hit.components["cosine"] + KIND_WEIGHT * hit.components["kind"], abs=1e-5) for hit in result.hits)
+        hit.components["cosine"] + KIND_WEIGHT * hit.components["kind"]
+        + WORDS_WEIGHT * (hit.components["words"] - WORDS_EXPECTED), abs=1e-5) for hit in result.hits)
     # the kind never answers alone: a user with no work among their memories is not given some other fact
     bo = make_user(acme, "bo")
     for text in ("Bo has a greyhound called Bolt.", "Bo is allergic to cashews.", "Bo goes climbing on Sundays."):
         make_memory(bo, text)
     assert ask(bo, "what do I do for work?").abstained
 
+
+
+@pytest.mark.parametrize("query, answer", [
+    ("what do I do on Wednesdays?", "Ines has choir practice on Wednesday evenings."),
+    ("what do I do on Thursday?", "Ines plays five-a-side every Thursday."),
+    ("what's on my Tuesday evenings?", "Ines takes a pottery class on Tuesday nights."),
+])
+def test_a_word_of_the_question_said_back_counts_where_the_vectors_blur_it(acme, query, answer):
+    """The model puts one weekday near another: "what do I do on Wednesdays?" was answered with the Saturday
+    library (cosine 0.66 against 0.53 for the choir). The share of the question's own words a memory has, in any
+    form ("Wednesdays", "Wednesday"), counts in its relevance (`components.words`)."""
+    ines = make_user(acme, "ines")
+    for text in ("Ines has choir practice on Wednesday evenings.", "Ines goes swimming on Monday mornings.",
+                 "Ines volunteers at the library on Saturdays.", "Ines plays five-a-side every Thursday.",
+                 "Ines takes a pottery class on Tuesday nights.", "Ines works as a dental nurse."):
+        make_memory(ines, text)
+    result = ask(ines, query, k=1)
+    assert texts(result) == [answer]
+    assert result.hits[0].components["words"] > 0
 
 
 @pytest.fixture

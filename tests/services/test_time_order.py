@@ -72,6 +72,15 @@ def test_restating_the_value_of_that_time_only_adds_a_source(acme):
     assert Memory.objects.filter(user=sam).count() == 2
 
 
+def test_a_change_dated_to_the_moment_the_old_value_was_said_ends_it_and_never_unsays_it(acme):
+    sam = make_user(acme, "sam")
+    tell(sam, "I live in Madrid.", "2025-06-02T10:00", "june")
+    tell(sam, "I moved to Seville last month.", "2025-07-02T10:00", "july")  # "last month": 2 June, 10:00
+    madrid = Memory.objects.get(user=sam, value="Madrid")
+    assert madrid.status == "superseded", "Madrid was true; it is history, not a mistake"
+    assert city_as_of(sam, "2025-07-03") == ["Seville"]
+
+
 def test_a_correction_still_corrects_within_its_session(acme):
     sam = make_user(acme, "sam")
     tell(sam, "I live in Braga.", "2025-05-08T10:00", "chat")

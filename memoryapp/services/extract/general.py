@@ -1162,13 +1162,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = "nickname"  # "everyone at work calls me Raj": what they are called, beside their name
         if attribute in _NAME_TEXTS and about == subject:
             # "I'm Olga Petrova": the slot holds the name, never the rest of the sentence ("is Olga Petrova").
-            found_name = _BARE_NAME.fullmatch(piece) or (_NAMING.search(piece) and _PROPER_NAME.search(piece))
-            if found_name and _ARTICLE_BEFORE.search(piece, 0, found_name.start()):
-                found_name = None  # "I'm a Pisces", "I'm an Arsenal fan": a kind of person, not a name
+            found_name = _BARE_NAME.fullmatch(piece) or _NAME_GIVEN.search(piece)
             if not found_name:
                 attribute = ""
             else:
-                value = found_name[0]
+                value = found_name[0] if found_name.re is _BARE_NAME else found_name["name"] or found_name["here"]
                 if any(c.attribute in _NAME_TEXTS and c.value.lower() == value.lower() for c in own):
                     continue  # "Call me Tom, nobody calls me Thomas": the rules named them; never "Tom goes by Tom."
                 text = _NAME_TEXTS[attribute].format(value=value, who=sentence(who))
@@ -1364,17 +1362,18 @@ _SOMEONE_ELSE = re.compile(rf"(?-i:[A-Z])[\w-]+\s+{_BEFORE_THE_VERB}"
                            r"|(?:he|she|they|it|his|her|their|its)\b", re.I)
 
 
-# A run of capitalised words after the first word: "I'm Olga Petrova", "everyone calls me Dani now".
-_PROPER_NAME = re.compile(r"(?<=\s)(?!I\b)(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3}")
 # "Darlene Kowalski", said alone (not "I'm Darlene", "Name's Darlene")
 _BARE_NAME = re.compile(r"(?:(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+)(?:\s+(?-i:[A-Z])(?:[\w-]|'(?![sm]\b))+){1,3}")
-_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the)\s+$", re.I)
 _CALLED_BY_OTHERS = re.compile(r"\b(?:everyone|everybody|people|friends|folks|they|family|all)\b[^.]*\bcalls?\s+me\b"
                                r"|\bgo(?:es)? by\b", re.I)
 _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by {value}."}
-# What gives a name, beside the name itself ("Ported my number to Lebara" names a network, not the user).
-_NAMING = re.compile(r"\b(?:name'?s?|named|call|calls|called|i'm|im|i am|it's|this is|here|go by|goes by|known as"
-                     r"|nickname)\b", re.I)
+# A name right after the words that give it: "I'm Olga Petrova", "everyone calls me Dani now", "so it's Hannah
+# Okafor now", "hi, Dani here". A capitalised word elsewhere in the piece names something else ("I'm done with
+# Facebook", "Ported my number to Lebara"), and one after an article a kind of person ("I'm a Pisces").
+_NAME_WORDS = r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3}"
+_NAME_GIVEN = re.compile(rf"\b(?:name'?s|name is|named|call(?:s|ed)? me|called|i'm|im|i am|it's|this is|go(?:es)? by"
+                         rf"|known as|nickname is)\s+(?:just\s+)?(?P<name>(?!I\b){_NAME_WORDS})"
+                         rf"|(?:^|\b(?:hi|hey|hello)\W+)(?P<here>(?!I\b){_NAME_WORDS})\s+here\b", re.I)
 
 
 def _value(text: str, who: str) -> str:
