@@ -200,7 +200,8 @@ class Components(serializers.Serializer):
 
     relevance = serializers.FloatField(help_text="The question's cosine with the result (memories: both addressed to "
                                          "the user, their names replaced by 'you', plus 0.6 times `kind` and "
-                                         "0.2 times (`words` less 0.1); episodes: names taken out).")
+                                         "0.2 times (`words` less 0.1), plus `someone_else`; episodes: names "
+                                         "taken out).")
     recency = serializers.FloatField(help_text="Decayed recency since the last access (1: just now).")
     importance = serializers.FloatField(help_text="The result's importance (episodes: 5).")
     cosine = serializers.FloatField(allow_null=True, required=False,
@@ -211,6 +212,10 @@ class Components(serializers.Serializer):
     words = serializers.FloatField(required=False,
                                    help_text="explain, memories: the share (0..1) of the question's own words "
                                              "(not how it asks, nor the user's names) that the memory has.")
+    someone_else = serializers.FloatField(required=False,
+                                          help_text="explain, memories: -1, only when the memory is about one of "
+                                                    "the user's people other than the ones the question names "
+                                                    "(\"my mum\" and a fact about their sister).")
     fused = serializers.FloatField(required=False,
                                    help_text="explain: the reciprocal-rank fusion of the meaning and word rankings.")
     dense_rank = serializers.IntegerField(allow_null=True, required=False,

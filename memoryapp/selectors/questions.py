@@ -31,7 +31,7 @@ from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name, stem
-from memoryapp.services.extract.lexicon import RELATIVES
+from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, RELATIVES, relative_key
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -164,6 +164,56 @@ def words_shared(asked: frozenset[str], text: str) -> float:
     if not asked:
         return 0.0
     return len(asked & {_word_key(word) for word in re.findall(r"[a-z0-9]+", text.lower())}) / len(asked)
+
+
+# The user's people as questions and messages call them, keyed as memory subjects are (lexicon.relative_key), with
+# the words for several of them ("my kids", "my partner") standing for any one of them.
+_PEOPLE_WORDS = sorted({*RELATIVES, *FAMILY_MEMBERS, "spouse", "family"}, key=len, reverse=True)
+_PEOPLE = re.compile(r"\b(?:" + "|".join(re.escape(word) for word in _PEOPLE_WORDS) + r")\b", re.IGNORECASE)
+_SAID_OF_PEOPLE = {"bf": "boyfriend", "gf": "girlfriend", "bro": "brother", "bestie": "best friend", "mate": "friend",
+                   "buddy": "friend", "missus": "wife", "bff": "best friend"}
+_SLANG = re.compile(r"\b(?:" + "|".join(_SAID_OF_PEOPLE) + r")\b", re.IGNORECASE)
+_ANY_OF = {
+    "partner": {"husband", "wife", "partner", "spouse", "boyfriend", "girlfriend", "fiance"},
+    "children": {"son", "daughter", "stepson", "stepdaughter", "twin", "baby"},
+    "parents": {"mother", "father", "stepmother", "stepfather"},
+    "siblings": {"sister", "brother", "twin"},
+    "grandparents": {"grandmother", "grandfather"},
+    "grandchildren": {"granddaughter", "grandson"},
+    "in-laws": {"mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "son-in-law", "daughter-in-law"},
+    "friend": {"best friend"},
+}
+_GROUP_WORDS = {"spouse": "partner", "kids": "children", "kid": "children", "child": "children", "babies": "children",
+                "twins": "children", "sons": "children", "daughters": "children", "grandkids": "grandchildren",
+                "grandkid": "grandchildren", "grandchild": "grandchildren", "sibling": "siblings",
+                "sisters": "siblings", "brothers": "siblings"}
+
+
+def _person_key(word: str) -> str:
+    word = word.lower()
+    return _GROUP_WORDS.get(word) or relative_key(_SAID_OF_PEOPLE.get(word, word))
+
+
+def people_named(text: str) -> frozenset[str]:
+    """The user's people a text names, keyed: "what's my mum's name?" -> {mother}; "my kids" -> {children}."""
+    return frozenset(_person_key(word) for pattern in (_PEOPLE, _SLANG) for word in pattern.findall(text))
+
+
+def _may_be(asked: str, person: str) -> bool:
+    """Whether the person asked about ("partner") may be the memory's ("husband"), either way round."""
+    return (asked == person or "family" in (asked, person) or person in _ANY_OF.get(asked, ())
+            or asked in _ANY_OF.get(person, ()))
+
+
+def about_someone_else(asked: frozenset[str], subject: str, text: str) -> bool:
+    """Whether a memory about one of the user's people (its subject "sam's sister") is about someone other than
+    the people a question asks about (`asked`: people_named): "what's my mum's name?" asks nothing about "Sam's
+    sister's name is Leah.". A memory whose words name one of them is about them whatever its subject says
+    ("Sam's twin sister Ines" for "who's my twin?")."""
+    person = subject.partition("'s ")[2].rpartition("'s ")[2]
+    if not asked or not person:
+        return False
+    return not any(_may_be(one, other) for one in asked for other in {_person_key(person)} | people_named(text))
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Principal
 from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
-from memoryapp.selectors.questions import about_the_user_alone, third_person
+from memoryapp.selectors.questions import about_someone_else, about_the_user_alone, people_named, third_person
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
 from memoryapp.selectors.search import (
     KIND_WEIGHT,
@@ -321,6 +321,34 @@ def test_a_question_about_the_user_is_not_answered_by_a_fact_about_their_people(
 ])
 def test_a_question_about_the_users_people_finds_their_facts(casey, query, answer):
     assert texts(ask(casey, query, k=1)) == [answer]
+
+
+@pytest.mark.parametrize("query", ["what's my mum's name?", "how old is my grandson?", "where does my brother live?",
+                                   "what does my wife do?", "when is my best friend's birthday?"])
+def test_a_question_about_one_of_the_users_people_is_not_answered_by_another(casey, query):
+    """ "what's my mum's name?" asks nothing about "Casey's husband's name is Tom.", of the kind though it is."""
+    result = ask(casey, query)
+    assert result.abstained, texts(result)
+
+
+@pytest.mark.parametrize("query, people", [
+    ("what's my mum's name?", {"mother"}), ("what are my kids' names?", {"children"}),
+    ("is my bf vegan?", {"boyfriend"}), ("where do my in-laws live?", {"in-laws"}), ("where do I live?", set()),
+])
+def test_the_people_a_question_names_are_read_as_memory_subjects_key_them(query, people):
+    assert people_named(query) == people
+
+
+@pytest.mark.parametrize("asked, subject, text, other", [
+    ("what's my mum's name?", "sam's sister", "Sam's sister's name is Leah.", True),
+    ("what's my mum's name?", "sam's mother", "Sam's mum is called Brenda.", False),
+    ("what does my partner do?", "sam's husband", "Sam's husband Tom is a pilot.", False),  # a partner is any of them
+    ("what are my kids' names?", "sam's daughter", "Sam's daughter is Rosa.", False),
+    ("who's my twin?", "sam's sister", "Sam's twin sister Ines is a doctor.", False),  # the words name the one asked
+    ("what's my mum's name?", "sam", "Sam lives with their mum.", False),  # the user's own: not about another
+])
+def test_a_memory_is_about_someone_else_when_its_person_is_none_the_question_names(asked, subject, text, other):
+    assert about_someone_else(people_named(asked), subject, text) is other
 
 
 @pytest.mark.parametrize("query, alone", [

@@ -381,6 +381,16 @@ def test_every_part_of_the_news_is_kept_and_what_the_old_value_was_like_is_not(s
     assert not any(mentions(t, ("vegan",)) for t in current_texts(other)), current_texts(other)
 
 
+@pytest.mark.parametrize("said, new", [
+    ("I sold my guitar and took up the drums.", "drums"),  # the new pastime after "and" was lost (0.04 under the bar)
+    ("I took up the cello last winter.", "cello"),
+])
+@pytest.mark.django_db
+def test_a_pastime_taken_up_is_kept(send, said, new):
+    user = send(said)
+    assert any(mentions(t, (new,)) for t in current_texts(user)), current_texts(user)
+
+
 @pytest.mark.django_db
 def test_a_value_added_to_a_many_valued_slot_keeps_the_old_one(send):
     user = send("I play the violin.")

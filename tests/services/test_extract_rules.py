@@ -862,3 +862,16 @@ def test_a_birth_year_tells_the_age_in_the_age_slot(message, text):
     """ "I was born in 1991." filled no slot: "how old am I?" found it at cosine 0.32 and abstained."""
     found = [c.text for c in extract(message) if c.attribute == "age"]
     assert found == ([text] if text else []), found
+
+
+@pytest.mark.parametrize("said, slot, value", [
+    ("My favourite band is Wet Leg.", "favorite_band", "Wet Leg"),
+    ("My new favourite band is Wet Leg.", "favorite_band", "Wet Leg"),  # was no favourite at all
+    ("Severance is my new favourite show", "favorite_show", "severance"),  # the thing first
+    ("Pizza is my favourite food.", "favorite_food", "pizza"),
+    ("Heat is my all-time favourite film.", "favorite_movie", "heat"),  # a film is a movie
+    ("Heat has taken over as my favourite movie.", "favorite_movie", "heat"),
+    ("my fave movie is Heat", "favorite_movie", "Heat"),
+])
+def test_a_favourite_fills_its_kind_s_slot_however_it_is_said(said, slot, value):
+    assert (slot, value) in [(c.attribute, c.value) for c in extract(said)], extract(said)

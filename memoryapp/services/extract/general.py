@@ -150,7 +150,7 @@ _CHANGE_PIECE = re.compile(
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
     r"(?:moved|relocated|upgraded|downgraded|downsized|switched|swapped|traded|sold|bought|got|adopted|quit|left"
     r"|joined|started|retired|graduated|turned|transferred|passed|became|married|divorced|broke up|split up|gave up"
-    r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore)\b"
+    r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up)\b"
     r"|^\W*(?:finally|officially)\b"
     # "now", "these days" say a change only of the speaker's own life ("people say Berlin is expensive now")
     r"|^(?=.*\b(?:i|i'm|im|i've|we|we're|we've|my|our|me|us)\b)"

@@ -735,8 +735,9 @@ def _favorite(match: re.Match, clause: _Clause) -> list[_Fact]:
     if not value or _is_pointer(value):
         return []
     what = match["what"].lower()
-    # One favourite of a kind at a time: a new favourite band replaces the old one, beside other likes.
-    slot = FAVORITE_PREFIX + "_".join(what.split())
+    # One favourite of a kind at a time: a new favourite band replaces the old one, beside other likes (a film
+    # is a movie, a colour a color: one slot whichever word says it).
+    slot = FAVORITE_PREFIX + "_".join(_FAVORITE_KINDS.get(what, what).split())
     return [_Fact(slot, value, importance=5, text=sentence(f"{possessive(clause.who)} favorite {what} is {value}."))]
 
 
@@ -746,6 +747,8 @@ def _is_pointer(value: str) -> bool:
 
 
 _VALUE = r"(?P<value>.+)"
+_FAVORITE = r"(?:(?:new|absolute|all-time|all time|current) )*(?:favou?rite|fave)"
+_FAVORITE_KINDS = {"film": "movie", "colour": "color", "tv show": "show", "tv series": "show", "series": "show"}
 _SPECIES = alternatives(PETS)
 _DIETS = alternatives(DIET_ALIASES)
 _EVENT = f"(?:{alternatives(EVENT_NOUNS)})"
@@ -851,7 +854,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
         rf"I (?P<verb>love|adore|like|enjoy|prefer|am into|am a (?:big |huge )?fan of) {_VALUE}",
         _preference("likes", strong={"love", "adore", "am a big fan of", "am a huge fan of"}),
     ),
-    (rf"my (?:absolute )?favou?rite (?P<what>[\w ]+?) (?:is|are) {_VALUE}", _favorite),
+    (rf"my {_FAVORITE} (?P<what>[\w ]+?) (?:is|are) {_VALUE}", _favorite),
+    # ...the thing first: "Severance is my new favourite show", "Heat is my all-time fave film"
+    (rf"(?P<value>(?!I\b)[\w' .&-]+?) (?:is|are|has become|have become|became|has taken over as) (?:now )?my "
+     rf"{_FAVORITE} (?P<what>(?:tv |board |video |card )?\w+)\b", _favorite),
     # Likes and dislikes said in idioms, the thing first or no "I": "crosswords are my thing", "big fan of
     # matcha", "K-pop fan here", "can't stand reality TV", "mayo is a hard no for me", "spiders freak me out".
     (r"(?P<value>(?!I\b)[\w' -]+?) (?:is|are) (?:my|the) (?P<verb>thing|jam|weakness|guilty pleasure|happy place"
