@@ -205,15 +205,24 @@ def _may_be(asked: str, person: str) -> bool:
             or asked in _ANY_OF.get(person, ()))
 
 
-def about_someone_else(asked: frozenset[str], subject: str, text: str) -> bool:
-    """Whether a memory about one of the user's people (its subject "sam's sister") is about someone other than
-    the people a question asks about (`asked`: people_named): "what's my mum's name?" asks nothing about "Sam's
-    sister's name is Leah.". A memory whose words name one of them is about them whatever its subject says
-    ("Sam's twin sister Ines" for "who's my twin?")."""
-    person = subject.partition("'s ")[2].rpartition("'s ")[2]
-    if not asked or not person:
+# The slots of what the user is themselves: "what's my husband's name?" asks nothing about "Mia is the user's name.".
+_USERS_OWN_SLOTS = frozenset({"name", "nickname", "pronouns", "age", "birthday", "job", "employer", "workplace", "city",
+                              "hometown", "nationality", "education", "school", "degree", "religion"})
+
+
+def about_someone_else(asked: frozenset[str], *, subject: str, attribute: str, text: str) -> bool:
+    """Whether a memory is about someone other than the user's people a question asks about (`asked`:
+    people_named): one of their other people ("what's my mum's name?" and "Sam's sister's name is Leah."), or the
+    user themselves in a slot of their own ("Mia is the user's name."). A memory whose words name one of those asked
+    about is about them whatever its subject says ("Sam's twin sister Ines" for "who's my twin?", "Sam works at
+    their dad's shop" for "where does my dad work?")."""
+    if not asked or "family" in asked:
         return False
-    return not any(_may_be(one, other) for one in asked for other in {_person_key(person)} | people_named(text))
+    person = subject.partition("'s ")[2].rpartition("'s ")[2]
+    if not person and attribute not in _USERS_OWN_SLOTS:
+        return False
+    people = people_named(text) | ({_person_key(person)} if person else set())
+    return not any(_may_be(one, other) for one in asked for other in people)
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:
