@@ -213,9 +213,10 @@ class Components(serializers.Serializer):
                                    help_text="explain, memories: the share (0..1) of the question's own words "
                                              "(not how it asks, nor the user's names) that the memory has.")
     someone_else = serializers.FloatField(required=False,
-                                          help_text="explain, memories: -1, only when the memory is about one of "
-                                                    "the user's people other than the ones the question names "
-                                                    "(\"my mum\" and a fact about their sister).")
+                                          help_text="explain, memories: -1, only when the question names some of "
+                                                    "the user's people and the memory is about others of them (\"my "
+                                                    "mum\" and a fact about their sister) or fills one of the user's "
+                                                    "own slots (\"my husband's name\" and the user's name).")
     fused = serializers.FloatField(required=False,
                                    help_text="explain: the reciprocal-rank fusion of the meaning and word rankings.")
     dense_rank = serializers.IntegerField(allow_null=True, required=False,
