@@ -159,11 +159,18 @@ def asked_words(terms: list[str]) -> frozenset[str]:
     return frozenset(_word_key(term) for term in terms if len(term) > 2 and term not in _ASKING_WORDS)
 
 
+# The days a word of the calendar covers: "what do I do at weekends?" is answered by "... every Saturday morning".
+_DAYS_OF = {_word_key(day): _word_key(days) for days, named in (("weekend", "saturday sunday"),
+                                                                ("weekday", "monday tuesday wednesday thursday friday"))
+            for day in named.split()}
+
+
 def words_shared(asked: frozenset[str], text: str) -> float:
-    """The share of the question's asked_words that the text has, in any form."""
+    """The share of the question's asked_words that the text has, in any form ("Saturdays" has "weekend" too)."""
     if not asked:
         return 0.0
-    return len(asked & {_word_key(word) for word in re.findall(r"[a-z0-9]+", text.lower())}) / len(asked)
+    said = {_word_key(word) for word in re.findall(r"[a-z0-9]+", text.lower())}
+    return len(asked & (said | {_DAYS_OF[word] for word in said if word in _DAYS_OF})) / len(asked)
 
 
 # The user's people as questions and messages call them, keyed as memory subjects are (lexicon.relative_key), with

@@ -294,6 +294,15 @@ def test_a_word_of_the_question_said_back_counts_where_the_vectors_blur_it(acme,
     assert result.hits[0].components["words"] > 0
 
 
+def test_a_weekend_has_its_saturdays(acme):
+    """ "what do I do on weekends?" beside "Every Saturday morning Alex goes for a 10k run." abstained (0.34)."""
+    alex = make_user(acme, "alex")
+    for number, message in enumerate(("I work remotely as a data analyst for an insurance company.",
+                                      "Every Saturday morning I go for a 10k run.", "I grew up in Cork.")):
+        tell(alex, message, f"2025-03-0{number + 1}T10:00:00Z", f"s{number}")
+    assert texts(ask(alex, "what do I do on weekends?", k=1)) == ["Every Saturday morning Alex goes for a 10k run."]
+
+
 @pytest.fixture
 def casey(acme):
     """A user who has told of their people only, through the write path."""
