@@ -147,6 +147,7 @@ _ASKING_WORDS = frozenset(
 _PLURAL = re.compile(r"(?:(?<=[^aeiou])ies|(?:(?<=ss)|(?<=sh)|(?<=ch)|(?<=x))es|(?<!s)s)$")
 
 
+@functools.lru_cache(maxsize=16384)  # a search reads every word of its ~60 candidates; most words recur
 def _word_key(word: str) -> str:
     """A word in any number and form: the stem of its singular ("Tuesdays" and "Tuesday", "classes" and
     "class", "babies" and "baby"; grammar.stem alone gives "tuesday" and "tuesda")."""
@@ -201,6 +202,7 @@ def _person_key(word: str) -> str:
     return _GROUP_WORDS.get(word) or relative_key(_SAID_OF_PEOPLE.get(word, word))
 
 
+@functools.lru_cache(maxsize=4096)  # a user's memory texts, read again by each search that names their people
 def people_named(text: str) -> frozenset[str]:
     """The user's people a text names, keyed: "what's my mum's name?" -> {mother}; "my kids" -> {children}."""
     return frozenset(_person_key(word) for pattern in (_PEOPLE, _SLANG) for word in pattern.findall(text))
