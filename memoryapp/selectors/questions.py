@@ -31,7 +31,7 @@ from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name, stem
-from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, RELATIVES, relative_key
+from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, RELATIVES, alternatives, relative_key
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -176,11 +176,10 @@ def words_shared(asked: frozenset[str], text: str) -> float:
 
 # The user's people as questions and messages call them, keyed as memory subjects are (lexicon.relative_key), with
 # the words for several of them ("my kids", "my partner") standing for any one of them.
-_PEOPLE_WORDS = sorted({*RELATIVES, *FAMILY_MEMBERS, "spouse", "family"}, key=len, reverse=True)
-_PEOPLE = re.compile(r"\b(?:" + "|".join(re.escape(word) for word in _PEOPLE_WORDS) + r")\b", re.IGNORECASE)
+_PEOPLE = re.compile(rf"\b(?:{alternatives({*RELATIVES, *FAMILY_MEMBERS, 'spouse', 'family'})})\b", re.IGNORECASE)
 _SAID_OF_PEOPLE = {"bf": "boyfriend", "gf": "girlfriend", "bro": "brother", "bestie": "best friend", "mate": "friend",
                    "buddy": "friend", "missus": "wife", "bff": "best friend"}
-_SLANG = re.compile(r"\b(?:" + "|".join(_SAID_OF_PEOPLE) + r")\b", re.IGNORECASE)
+_SLANG = re.compile(rf"\b(?:{alternatives(_SAID_OF_PEOPLE)})\b", re.IGNORECASE)
 _ANY_OF = {
     "partner": {"husband", "wife", "partner", "spouse", "boyfriend", "girlfriend", "fiance"},
     "children": {"son", "daughter", "stepson", "stepdaughter", "twin", "baby"},
