@@ -200,7 +200,8 @@ class Components(serializers.Serializer):
 
     relevance = serializers.FloatField(help_text="The question's cosine with the result (memories: both addressed to "
                                          "the user, their names replaced by 'you', plus 0.6 times `kind` and "
-                                         "0.2 times (`words` less 0.1), plus `someone_else`; episodes: names "
+                                         "0.2 times (`words` less 0.1), plus `someone_else` and `name_only`; "
+                                         "episodes: names "
                                          "taken out).")
     recency = serializers.FloatField(help_text="Decayed recency since the last access (1: just now).")
     importance = serializers.FloatField(help_text="The result's importance (episodes: 5).")
@@ -217,6 +218,11 @@ class Components(serializers.Serializer):
                                                     "the user's people and the memory is about others of them (\"my "
                                                     "mum\" and a fact about their sister) or fills one of the user's "
                                                     "own slots (\"my husband's name\" and the user's name).")
+    name_only = serializers.FloatField(required=False,
+                                       help_text="explain, memories: -0.1, only for a memory of someone's name when "
+                                                 "the question does not ask who someone is, what they are called, "
+                                                 "or whether the user has them (\"where does my sister Ana live?\" "
+                                                 "and \"Sam's sister's name is Ana.\").")
     fused = serializers.FloatField(required=False,
                                    help_text="explain: the reciprocal-rank fusion of the meaning and word rankings.")
     dense_rank = serializers.IntegerField(allow_null=True, required=False,

@@ -179,7 +179,8 @@ class SearchIn(StrictSerializer):
                   "replaced by 'you', plus 0.6 times the likelihood (0..1, `components.kind`) that the memory is "
                   "of the kind of fact the question asks about, plus 0.2 times (the share of the question's own "
                   "words the memory has, `components.words`, 0..1, less 0.1), less 1 for a memory about another "
-                  "of the user's people than the question names (`components.someone_else`), plus at most 0.03 of "
+                  "of the user's people than the question names (`components.someone_else`), less 0.1 for a "
+                  "memory of a name when the question does not ask who (`components.name_only`), plus at most 0.03 of "
                   "recency and importance at the default weights. Default SEARCH_MIN_RELEVANCE (0.38).",
     )
     mmr_lambda = serializers.FloatField(

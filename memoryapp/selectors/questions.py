@@ -31,7 +31,7 @@ from memoryapp import embeddings
 from memoryapp.models import User
 from memoryapp.selectors.names import user_display_name
 from memoryapp.services.extract.grammar import THE_USER, addressed, readable_name, stem
-from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, RELATIVES, alternatives, relative_key
+from memoryapp.services.extract.lexicon import FAMILY_MEMBERS, PETS, RELATIVES, alternatives, relative_key
 
 # Most specific first: "am I" before "I", "I'm" before "I". `N` is the user's name, `N's` its possessive.
 _FIRST_PERSON = [
@@ -176,7 +176,9 @@ def words_shared(asked: frozenset[str], text: str) -> float:
 
 # The user's people as questions and messages call them, keyed as memory subjects are (lexicon.relative_key), with
 # the words for several of them ("my kids", "my partner") standing for any one of them.
-_PEOPLE = re.compile(rf"\b(?:{alternatives({*RELATIVES, *FAMILY_MEMBERS, 'spouse', 'family'})})\b", re.IGNORECASE)
+# ...and their animals: "what's my dog's name?" asks nothing about "Dmitri is the user's name.".
+_PEOPLE = re.compile(rf"\b(?:{alternatives({*RELATIVES, *FAMILY_MEMBERS, *PETS, 'pet', 'pets', 'spouse', 'family'})})"
+                     r"\b", re.IGNORECASE)
 _SAID_OF_PEOPLE = {"bf": "boyfriend", "gf": "girlfriend", "bro": "brother", "bestie": "best friend", "mate": "friend",
                    "buddy": "friend", "missus": "wife", "bff": "best friend"}
 _SLANG = re.compile(rf"\b(?:{alternatives(_SAID_OF_PEOPLE)})\b", re.IGNORECASE)
@@ -189,16 +191,17 @@ _ANY_OF = {
     "grandchildren": {"granddaughter", "grandson"},
     "in-laws": {"mother-in-law", "father-in-law", "sister-in-law", "brother-in-law", "son-in-law", "daughter-in-law"},
     "friend": {"best friend"},
+    "pet": set(PETS.values()),
 }
 _GROUP_WORDS = {"spouse": "partner", "kids": "children", "kid": "children", "child": "children", "babies": "children",
                 "twins": "children", "sons": "children", "daughters": "children", "grandkids": "grandchildren",
                 "grandkid": "grandchildren", "grandchild": "grandchildren", "sibling": "siblings",
-                "sisters": "siblings", "brothers": "siblings"}
+                "sisters": "siblings", "brothers": "siblings", "pets": "pet"}
 
 
 def _person_key(word: str) -> str:
     word = word.lower()
-    return _GROUP_WORDS.get(word) or relative_key(_SAID_OF_PEOPLE.get(word, word))
+    return _GROUP_WORDS.get(word) or PETS.get(word) or relative_key(_SAID_OF_PEOPLE.get(word, word))
 
 
 @functools.lru_cache(maxsize=4096)  # a user's memory texts, read again by each search that names their people
@@ -231,6 +234,17 @@ def about_someone_else(asked: frozenset[str], *, subject: str, attribute: str, t
         return False
     people = people_named(text) | ({_person_key(person)} if person else set())
     return not any(_may_be(one, other) for one in asked for other in people)
+
+
+# A question asking who someone is, what they are called, or whether the user has them ("do I have a sister?").
+_ASKS_WHO = re.compile(r"\b(?:names?|named|called|call|nicknames?|who|whom|whose|have|has|got)\b", re.I)
+NAME_SLOTS = frozenset({"name", "nickname"})
+
+
+def asks_who(query: str) -> bool:
+    """Whether the question may be answered by a name alone: "what's my sister's name?", "who is Ana?", "do I
+    have a sister?"; not "where does my sister Ana live?", whose answer the name memory of Ana only repeats."""
+    return bool(_ASKS_WHO.search(query))
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

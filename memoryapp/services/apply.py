@@ -20,11 +20,11 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.selectors.questions import search_vector, search_vectors, subject_names
+from memoryapp.selectors.questions import NAME_SLOTS, people_named, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
-from memoryapp.services.extract.base import Candidate
+from memoryapp.services.extract.base import Candidate, single_valued
 from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
-from memoryapp.services.extract.grammar import stem
+from memoryapp.services.extract.grammar import possessive, stem
 from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
@@ -469,6 +469,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         "project_id": draft.project_id,
     }
     user_lock(user_id=owner["user_id"])  # before the slot lock: services.locks' order
+    if draft.user is not None and draft.provenance in USER_PROVENANCE:
+        candidate, draft = _of_someone_known(candidate, draft)
     # Unstructured statements share one slot per owner, so two writers cannot both ADD the same text.
     slot_lock(**owner, subject=draft.subject if candidate.attribute else "", attribute=candidate.attribute)
     active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE).defer(*VECTORS)
@@ -711,7 +713,7 @@ REPLACEMENT_BAR = 0.7  # the change said in the memory's own words, or a stateme
 HEARD_CHANGE_BAR = 0.8  # only the classifier heard a change in the message
 _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowadays|instead|switched|moved|relocated"
                           r"|quit|left|retired|graduated|turned|became|stopped|gave up|back to|new|upgraded|sold"
-                          r"|recovered|got over|renamed|transferred|remarried|outgr[eo]wn?"
+                          r"|recovered|got over|renamed|transferred|remarried|outgr[eo]wn?|cut (?:down|back)"
                           r"|handed in (?:my|our|their|his|her) notice"
                           r"|changed (?:my|our|their) (?:minds?|majors?|courses?|names?))\b",
                           re.I)
@@ -719,6 +721,7 @@ _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowad
 # subject has none of a kind, which any later statement of that kind ends, said with a change word or not.
 _NONE_OF_A_KIND = (r"\m(never|no longer)\M"
                    r"|\m(no|not|n't|dont|don't|doesn't|haven't|hasn't)\M.*\m(any|a|an|really|ever|at all)\M")
+_SPEAKS_OF_A_NAME = re.compile(r"\b(?:names?|named|called|calls|surname|maiden|goes by|go by|going by)\b", re.I)
 _NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn't|aren't|can't|won't)\b|n't\b", re.I)
 _PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
 
@@ -744,7 +747,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         return  # "I used to be a chef" replaces no job; what it names ends by its name (ended_close)
     said_now = [episode.id for episode in draft.sources]
     held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
-    current = held
+    # news of someone leaves their name as it was ("Niamh's left teaching!"), unless it speaks of a name
+    current = held if _SPEAKS_OF_A_NAME.search(draft.text) else held.exclude(attribute__in=NAME_SLOTS)
     if not changes:
         # Most users have no such statement: a light look first (the whole query cost ingest a tenth).
         negatives = list(current.filter(text__iregex=_NONE_OF_A_KIND).values_list("id", flat=True)[:50])
@@ -782,6 +786,84 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
     with_old = written_beside(old, said_now)
     for memory in dict.fromkeys([old, *restatements(old, with_old), *_said_alike(old, draft.text, with_old)]):
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+    _answers_in_place_of(old, new_id=new_id, draft=draft, who=who)
+
+
+def _of_someone_known(candidate: Candidate, draft: MemoryDraft) -> tuple[Candidate, MemoryDraft]:
+    """News of one of the user's people or pets told by name alone is theirs, said with who they are as the user's
+    memory of them says it: "Ana moved to Rome." after "The user's sister Ana lives in Paris." is written "The
+    user's sister Ana moved to Rome.", of the sister (found by "where does my sister live?", in her slots);
+    "Pepper crossed the rainbow bridge." after "... has a cat called Pepper." "The user's cat Pepper crossed..."."""
+    from memoryapp.selectors.names import user_display_name
+
+    if draft.subject != _subject_owner(draft.subject):
+        return candidate, draft  # already someone else's
+    who = user_display_name(draft.user)
+    name = someone_named_first(draft.text, who)
+    if name is None:
+        return candidate, draft
+    known = (Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                                   status=Memory.Status.ACTIVE, text__iregex=rf"\m{re.escape(name)}\M")
+             .exclude(attribute__in=NAME_SLOTS).order_by("-valid_from").only("text", "subject")[:PEOPLE_LOOKED_AT])
+    for memory in known:
+        text = _said_who_they_are(draft.text, memory, who)
+        if text != draft.text:
+            subject = memory.subject if memory.subject.startswith(f"{draft.subject}'s ") else draft.subject
+            candidate = replace(candidate, text=text, subject=subject)
+            return candidate, replace(draft, text=text, subject=subject, embedding=embeddings.encode_one(text),
+                                      search_embedding=None)
+    return candidate, draft
+
+
+def _answers_in_place_of(old: Memory, *, new_id: UUID, draft: MemoryDraft, who: str) -> None:
+    """The change that ends `old` answers what `old` answered: it says who the one it names is, as `old` said it,
+    and takes `old`'s slot when its own is one of many values (the family model's guess from the news alone):
+    "We had to put Rufus down", filed under coworkers, ends "The user's dog Rufus is 3." and becomes "The user's
+    household had to put the user's dog Rufus down." in the slot pet, which "do I have a dog?" finds."""
+    changed = {}
+    text = _said_who_they_are(draft.text, old, who)
+    if text != draft.text:
+        changed.update(text=text, embedding=embeddings.encode_one(text))
+        if old.subject.startswith(f"{draft.subject}'s ") and text.lower().startswith(possessive(who).lower()):
+            changed["subject"] = old.subject  # "Chloe's just moved back to Perth to be closer to us."
+    # a name says who someone is, never what the news is about
+    if old.attribute not in ("", *NAME_SLOTS, draft.attribute) and not single_valued(draft.attribute):
+        changed["attribute"] = old.attribute
+    if not changed:
+        return
+    slot = {"subject": changed.get("subject", draft.subject), "attribute": changed.get("attribute", draft.attribute)}
+    if single_valued(slot["attribute"]):
+        if Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
+                                 status=Memory.Status.ACTIVE, cardinality=Memory.Cardinality.SINGLE,
+                                 **slot).exclude(pk=new_id).exists():
+            return  # its slot's value still holds: the news stays beside it
+        changed["cardinality"] = Memory.Cardinality.SINGLE
+    Memory.objects.filter(pk=new_id).update(**changed)
+    queued = getattr(_queued, "searchable", None)
+    if queued is None or new_id not in queued:
+        _search_vectors_store([new_id])
+
+
+def _said_who_they_are(text: str, old: Memory, who: str) -> str:
+    """The news with who the one it names is, as `old` said it: "Ana moved to Rome." after "The user's sister Ana
+    lives in Paris." -> "The user's sister Ana moved to Rome."; "Pepper crossed the rainbow bridge." after "The
+    user's household has a cat called Pepper." -> "The user's cat Pepper crossed the rainbow bridge."."""
+    if people_named(text):
+        return text  # it says who they are itself ("nils is my husband now")
+    for name in _PERSON_NAME.findall(old.text):
+        at = re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE)
+        if at is None or name.lower() in {"the", *(word.lower() for word in _WORD.findall(who))}:
+            continue
+        relation = old.subject.partition("'s ")[2]
+        kind = re.search(rf"\b(?i:an?|{re.escape(possessive(who))}|their) ([a-z][\w-]*) "
+                         rf"(?:(?:is |was )?(?:called|named) )?{name}\b", old.text)
+        described = f"{possessive(who)} {relation or (kind and kind[1])}" if relation or kind else ""
+        if not described or described.lower() in text.lower():
+            return text
+        if at.start() == 0:
+            return f"{described[:1].upper()}{described[1:]} {text}"
+        return f"{text[:at.start()]}{described} {text[at.start():]}"
+    return text
 
 
 # Few memories are written beside a value from its message, and one of them saying it again is likely: a lower bar

@@ -4,6 +4,7 @@ decides; similarity only brings the candidates to look at."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from memoryapp import llm
@@ -199,7 +200,7 @@ def _judge_retraction(candidate: Candidate, session_recent: list[Memory]) -> Dec
 
 def _judge_unstructured(candidate: Candidate, similar: list[tuple[Memory, float]]) -> Decision:
     best = max(similar, key=lambda pair: pair[1], default=None)
-    if best and best[1] >= RESTATEMENT_SIMILARITY:
+    if best and best[1] >= RESTATEMENT_SIMILARITY and not _news_beside(candidate, best[0], best[1]):
         return Decision(Op.NOOP, best[0], f"restates a known memory (cosine {best[1]:.2f})")
     related = [memory for memory, cosine in similar if cosine >= RELATED_SIMILARITY]
     if related and llm.is_configured():
@@ -208,6 +209,24 @@ def _judge_unstructured(candidate: Candidate, similar: list[tuple[Memory, float]
         except llm.LLMError as exc:
             logger.warning("LLM judge unavailable, adding the memory: %s", exc)
     return Decision(Op.ADD, None, "nothing similar known")
+
+
+def _news_beside(candidate: Candidate, memory: Memory, similarity: float) -> bool:
+    """Whether a change below NEWS_SIMILARITY says a word of content the memory it is nearest to does not: "The
+    user's niece Ava finished primary school." is news beside "The user's niece Ava is in her last year of primary
+    school." (cosine 0.93); "The user is not allergic to peanuts anymore." is none beside "The user is no longer
+    allergic to peanuts." (0.98)."""
+    if similarity >= NEWS_SIMILARITY or not (candidate.relation == "change" or candidate.says_change):
+        return False
+    said = set(_WORD.findall(memory.text.lower()))
+    return any(word not in said and word not in _SAYS_NOTHING_NEW for word in _WORD.findall(candidate.text.lower()))
+
+
+NEWS_SIMILARITY = 0.97
+_WORD = re.compile(r"[\w']+")
+# the words of saying a change or a negation, which a restatement of an ended value says in its own way
+_SAYS_NOTHING_NEW = frozenset("not no longer anymore now just finally these days nowadays any more never n't the a an"
+                              " is are was were has have had been".split())
 
 
 LLM_JUDGE_PROMPT = """You maintain a user's long-term memory. A new statement arrived. Compare it with the

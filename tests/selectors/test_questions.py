@@ -343,6 +343,7 @@ def test_a_question_about_one_of_the_users_people_is_not_answered_by_another(cas
 @pytest.mark.parametrize("query, people", [
     ("what's my mum's name?", {"mother"}), ("what are my kids' names?", {"children"}),
     ("is my bf vegan?", {"boyfriend"}), ("where do my in-laws live?", {"in-laws"}), ("where do I live?", set()),
+    ("what's my dog called?", {"dog"}), ("how old are my cats?", {"cat"}), ("do I have any pets?", {"pet"}),
 ])
 def test_the_people_a_question_names_are_read_as_memory_subjects_key_them(query, people):
     assert people_named(query) == people
@@ -361,6 +362,10 @@ def test_the_people_a_question_names_are_read_as_memory_subjects_key_them(query,
     ("where does my dad work?", "sam", "employer", "Sam works at their dad's hardware shop.", False),
     ("what's my mum's name?", "sam", "home_life", "Sam lives with their mum.", False),
     ("where does my family live?", "sam", "city", "Sam lives in Leeds.", False),
+    # their animals too: "what's my dog's name?" got "The user's name is Dmitri."
+    ("what's my dog's name?", "sam", "name", "Sam is the user's name.", True),
+    ("what's my dog's name?", "sam", "pet", "Sam has a dog named Rex.", False),
+    ("do I have any pets?", "sam", "pet", "Sam's household has a cat called Pepper.", False),
 ])
 def test_a_memory_is_about_someone_else_when_it_is_about_none_the_question_names(asked, subject, attribute, text,
                                                                                   other):
@@ -392,3 +397,19 @@ def test_a_birth_year_answers_how_old_the_user_is(acme):
         tell(sam, message, f"2025-03-0{number + 1}T10:00:00Z", f"s{number}")
     for query in ("how old am I?", "what's my age?", "what year was I born?"):
         assert texts(ask(sam, query, k=1)) == ["Sam was born in 1991."], query
+
+
+def test_a_name_memory_answers_who_someone_is_not_what_they_do(acme):
+    """ "what does my sister Ana do?" got "Ellis's sister's name is Ana." above the fact that says what she does:
+    a name memory only repeats a name the question already has, unless it asks who someone is or whether the
+    user has them."""
+    lena = make_user(acme, "lena")
+    make_memory(lena, "Lena's brother's name is Tomas.", subject="lena's brother", attribute="name")
+    make_memory(lena, "Lena's brother Tomas fixes boilers for a living in Brno.", subject="lena's brother",
+                attribute="job")
+    for query in ("what does my brother Tomas do?", "where does Tomas work?"):
+        assert texts(ask(lena, query, k=1)) == ["Lena's brother Tomas fixes boilers for a living in Brno."], query
+    for query in ("what's my brother called?", "who is Tomas?", "do I have a brother?"):
+        assert texts(ask(lena, query, k=1)) == ["Lena's brother's name is Tomas."], query
+    hits = ask(lena, "where does Tomas work?", k=5, min_score=-1).hits
+    assert [h.components.get("name_only") for h in hits if h.item.attribute == "name"] == [-0.1]

@@ -898,3 +898,31 @@ def test_a_capitalised_word_after_i_am_that_is_no_name_names_no_one(said):
 
     found = get_extractor("rules").extract([EpisodeInput(said, WHEN)], subject="usr_9")
     assert not [c for c in found if c.attribute in ("name", "nickname")], found
+
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("Officially in my forties now", "Maria is officially in their forties now."),
+    ("finally back at work after the surgery", "Maria is finally back at work after the surgery."),
+    ("still at the same bakery, six years now", "Maria is still at the same bakery, six years now."),
+])
+def test_an_adverb_then_where_the_speaker_is_reads_as_a_state_not_a_verb(said, written):
+    """ "Officially in my thirties now lol" was written "The user officially ins their thirties now." """
+    assert general.third_person(said, "Maria") == written
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "must", "aside"), [
+    ("My wife talked me into it, I'm a Leeds fan now, don't tell anyone.", ("Leeds",), "tell anyone"),
+    ("Gave up on the gym and took up bouldering, no judgement please", ("bouldering",), "judgement"),
+])
+def test_a_closing_aside_leaves_the_fact_before_it(send, text, must, aside):
+    texts = current_texts(send(text))
+    assert any(mentions(t, must) for t in texts) and not any(aside in t for t in texts), texts
+
+
+@pytest.mark.django_db
+def test_cutting_down_is_news_said_without_its_i(send):
+    user = send("I drink about five cans of Coke a day.")
+    send("Cut down to two cans of Coke a day.", user=user, at=WHEN + timedelta(days=30), session="s2")
+    texts = current_texts(user)
+    assert any(mentions(t, ("two", "cans")) for t in texts) and not any(mentions(t, ("five",)) for t in texts), texts

@@ -875,3 +875,20 @@ def test_a_birth_year_tells_the_age_in_the_age_slot(message, text):
 ])
 def test_a_favourite_fills_its_kind_s_slot_however_it_is_said(said, slot, value):
     assert (slot, value) in [(c.attribute, c.value) for c in extract(said)], extract(said)
+
+
+@pytest.mark.parametrize(("text", "subject", "age"), [
+    ("I turned forty-two on Sunday.", "sam", "42"),
+    ("just hit the big three oh last weekend", "sam", "30"),
+    ("The big 5-0 was last week and I survived.", "sam", "50"),
+    ("My aunt hit the big 6-0 yesterday.", "sam's aunt", "60"),
+])
+def test_an_age_said_in_words_or_as_a_milestone_fills_the_age(text, subject, age):
+    ages = [(c.subject, c.value) for c in extract(text) if c.attribute == "age"]
+    assert ages == [(subject, age)], extract(text)
+
+
+@pytest.mark.parametrize("text", ["I hit 500 subscribers on YouTube!", "We reached 20 members at the book club.",
+                                  "The big 4-0 is next month, any party ideas?"])
+def test_a_count_or_a_milestone_to_come_is_no_age(text):
+    assert not [c for c in extract(text) if c.attribute == "age"], extract(text)

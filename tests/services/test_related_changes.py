@@ -329,3 +329,28 @@ def test_a_value_replaced_in_its_slot_ends_what_said_it_again_beside_it(acme, be
     now = told_in_turn(acme, "oona", before, after)
     assert holds(now, "vegetarian") and not holds(now, *old), now
     assert not kept or holds(now, *kept), now
+
+
+@pytest.mark.parametrize(("before", "after", "who", "new"), [
+    # one of the user's people, the news telling their name alone
+    ("My brother Kofi lives in Accra.", "Kofi moved to Kumasi last month for work.", "brother", "Kumasi"),
+    ("my stepdad Gareth drives a bus", "Gareth retired on Friday, big party at the depot", "stepfather", "retired"),
+    # a pet, its end said as owners say it
+    ("We have a rabbit named Clover.", "We had to put Clover down on Monday, she was nine.", "rabbit", "down"),
+    ("Our cat is called Mango.", "Mango crossed the rainbow bridge on Sunday, she was 17.", "cat", "rainbow"),
+])
+def test_news_of_someone_told_by_name_says_who_they_are_and_ends_the_old_value(acme, before, after, who, new):
+    now = told_in_turn(acme, "maren", before, after)
+    news = [text for text in now if new in text]
+    assert len(news) == 1 and who in news[0].lower(), now
+    assert not any(before.split()[-1].rstrip(".") in text and new not in text for text in now), now
+
+
+def test_news_of_a_relative_is_theirs_and_leaves_their_name(acme):
+    user = make_user(acme, "perrin")
+    tell(user, "My sister Ines is a nurse in Faro.", "2025-02-01", "first")
+    tell(user, "Ines is a midwife now, she requalified over the winter.", "2025-03-15", "later")
+    news = Memory.objects.get(user=user, text__contains="midwife", status=Memory.Status.ACTIVE)
+    assert news.subject == "perrin's sister" and "sister Ines" in news.text
+    assert holds(current_texts(user), "name", "Ines"), "her name did not change"
+    assert not holds(current_texts(user), "nurse")

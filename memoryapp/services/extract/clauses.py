@@ -114,7 +114,9 @@ ASIDE_TAIL = re.compile(
     r"|believe it or not|if you must know|if you can believe it|would you believe(?: it)?|as it happens"
     r"|as it turns out|if that matters|if that helps|if it helps|for context|in case you were wondering"
     r"|if i am honest|if i'm honest|to be honest|to be fair|mind you|sadly|thankfully|luckily|unfortunately"
-    r"|ugh+|yay|sigh|oof|phew|always (?:have|had|will|did|was|been|has been)))+\W*$",
+    r"|ugh+|yay|sigh|oof|phew|always (?:have|had|will|did|was|been|has been)"
+    r"|(?:but )?(?:please )?(?:don'?t|do not) (?:tell anyone|judge(?: me)?|laugh)|no judg(?:e)?ment(?: please)?"
+    r"|shh+))+\W*$",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -134,7 +136,8 @@ _RELATIVE = re.compile(
     # "Grandma turned 100", "Dad retired": a relative's word opening the clause with a capital is theirs.
     rf"(?:my |(?=(?-i:[A-Z])))(?P<relative>{alternatives(RELATIVES)})"
     r"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][a-z]+)))?"
-    r"(?= (?:no longer |never )?(?:is|has|does|was|\w+s|\w+ed)\b)) (?P<rest>.+)",
+    r"(?= (?:no longer |never |just |finally )?(?:is|has|does|was|\w+s|\w+ed|hit|got|went|left|quit|lost|won|sold"
+    r"|bought|took|became|began|broke|split|fell|came|gave|had|made|ran|sat)\b)) (?P<rest>.+)",
     re.I,
 )
 

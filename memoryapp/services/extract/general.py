@@ -101,9 +101,12 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
                 r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
-                r"|changed (?:my|our) minds?")
+                r"|changed (?:my|our) minds?|cut (?:down|back)")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
-_DEATH = r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
+# ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
+_DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
+          r"|put (?:\w+ ){1,2}down(?=\s+(?:in|on|last|this|yesterday|today|and|after|because)\b|\s*[,.;!]|\s*$)"
+          r"|put (?:\w+ ){1,2}to sleep(?=.*\b(?:vet|had to|old|sick|ill)\b)|rainbow bridge")
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
                      rf"|just|as of|anymore|hit|promoted|graduated|transferred|outgr[eo]wn?|handed in"
                      rf"|since|{_DEATH})\b", re.I)
@@ -382,7 +385,7 @@ _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "of
             "no longer", "ever", "now", "currently", "probably", "honestly", "genuinely", "normally", "regularly",
             "occasionally", "almost", "kind of", "sort of")
 _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", "met", "became", "began", "bought",
-                   "threw", "knew", "grew", "drew", "flew", "blew", "withdrew",
+                   "cut", "threw", "knew", "grew", "drew", "flew", "blew", "withdrew",
                    "sold", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
                    "gave", "broke", "split", "thought", "told", "said", "wrote", "won", "hit", "put", "let", "read",
                    "spent", "taught", "caught", "brought", "fought", "swam", "sang", "rode", "chose", "fell",
@@ -601,7 +604,14 @@ def _state_first(piece: str) -> str | None:
         return None  # "single is fine by me": the word is the subject
     if words[0] in _STATES and (words[0] not in _STATES_ALSO_PAST or linked):
         return "is"
+    if words[0] in _WHERE_ONE_IS and _VALUE_WORDS.match(piece.lower().lstrip())[0] in _ADVERBS:
+        return "is"  # "officially in my thirties now", "finally back at work"
     return None
+
+
+# After an adverb, a preposition opens where or how the speaker is, not a verb.
+_WHERE_ONE_IS = frozenset({"in", "at", "on", "back", "into", "off", "out", "over", "with", "without", "between",
+                           "under", "within", "from", "home", "away", "abroad"})
 
 
 _A_SUBJECTS_VERB = frozenset({"is", "was", "are", "were", "has", "had", "makes", "made", "gets", "got"})

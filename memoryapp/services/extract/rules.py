@@ -520,8 +520,31 @@ def _seeing(match: re.Match, clause: _Clause) -> list[_Fact]:
 
 
 def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
-    age = int(match["value"])
-    return [_Fact("age", str(age), _changed(match))] if 0 < age < 125 else []
+    age = age_number(match["value"])
+    return [_Fact("age", str(age), _changed(match))] if age is not None and 0 < age < 125 else []
+
+
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+# An age as people say a milestone: "30", "thirty", "thirty-five", "the big 4-0", "the big three oh".
+_AGE_SAID = (rf"[1-9]-0|\d{{1,3}}|(?:{'|'.join(_UNITS[1:])})[- ]oh|(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS)}))?"
+             rf"|{'|'.join(_TEENS)}")
+
+
+def age_number(said: str) -> int | None:
+    """ "35", "thirty-five", "4-0", "three oh" -> the number."""
+    said = said.lower().replace("-", " ")
+    if said.replace(" ", "").isdigit():
+        return int(said.replace(" ", ""))
+    first, _, rest = said.partition(" ")
+    if first in _TEENS:
+        return 13 + _TEENS.index(first)
+    if first in _TENS:
+        return 20 + 10 * _TENS.index(first) + (1 + _UNITS.index(rest) if rest in _UNITS else 0)
+    if first in _UNITS and rest == "oh":
+        return 10 * (1 + _UNITS.index(first))
+    return None
 
 
 def _birth_year(match: re.Match, clause: _Clause) -> list[_Fact]:
@@ -769,7 +792,12 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      _signed_name),
     (rf"{_SIGNED} here\b(?:\W*$|,)", _signed_name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
-    (r"I (?P<changed>turned) (?P<value>\d{1,3})\b", _age),
+    # ...said alone an age, not a count ("hit 100 followers")
+    (rf"(?:I )?(?:just |finally |officially )?(?P<changed>turned|hit|reached) (?:the )?(?:big )?(?P<value>{_AGE_SAID})"
+     r"(?=\s*(?:$|[,.;:!?)]|(?:years? old|yrs|today|yesterday|this|last|on|in|and|but|so|lol|haha|omg)\b))", _age),
+    # "the big 4-0 is done", "big three oh next week?": a milestone of the speaker's, whenever it falls
+    (rf"(?:(?:it was|it is|today is|today was|yesterday was) )?(?:my |the )?big (?P<value>{_AGE_SAID})\b"
+     r"(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)", _age),
     # "it was my 30th birthday yesterday": an age said by its birthday, not one still to come
     (r"(?:(?:it|today|yesterday|sunday|saturday)? ?(?:was|is) |(?:I )?(?:just )?had )?my (?P<value>\d{1,3})"
      r"(?:st|nd|rd|th) (?:birthday|bday)\b(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)",
