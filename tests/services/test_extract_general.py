@@ -926,3 +926,15 @@ def test_cutting_down_is_news_said_without_its_i(send):
     send("Cut down to two cans of Coke a day.", user=user, at=WHEN + timedelta(days=30), session="s2")
     texts = current_texts(user)
     assert any(mentions(t, ("two", "cans")) for t in texts) and not any(mentions(t, ("five",)) for t in texts), texts
+
+
+@pytest.mark.parametrize(("said", "last_piece"), [
+    # "The user is a carer; she has Parkinson's." left "she" to no one
+    ("I'm a carer for my mum, she has Parkinson's", "my mum has Parkinson's"),
+    ("I've just visited my grandad, he's doing much better", "my grandad is doing much better"),
+    # someone else named, or of the other sex: the pronoun stays as said
+    ("I had lunch with Priya and my brother, she is a nurse", "she is a nurse"),
+    ("I phoned my dad, she was out", "she was out"),
+])
+def test_he_or_she_after_the_one_relative_the_speaker_named_is_that_relative(said, last_piece):
+    assert general.resolved_pieces(general.pieces(said))[-1] == last_piece

@@ -1210,6 +1210,10 @@ def _continued(found: list[str]) -> dict[str, str]:
             continue
         lead = _LEAD.match(before)
         if not lead or lead[1].lower() in _NOT_A_LEAD or _a_verb_first(before):
+            if pronoun and (person := _the_one_named_within(before, pronoun[1].lower())):
+                # "I'm a carer for my mum, | she has Parkinson's": the one of the user's people the piece names
+                continued[piece] = _said_of(person, piece, pronoun)
+                continue
             if (named := _lowercase_doer(before)) and _third_person_form(next(iter(_words_without_adverbs(piece)), "")):
                 # "tariq graduated | now works for the NHS": the verb tells it is Tariq who works, not the speaker
                 continued.setdefault(before, named + before[len(named):])
@@ -1222,6 +1226,16 @@ def _continued(found: list[str]) -> dict[str, str]:
             # "my dad's name is Rafael, | he's turning 70", "our twins are called Ivy and Rose, | they're 6"
             continued[piece] = _said_of(lead[1], piece, pronoun)
     return continued
+
+
+def _the_one_named_within(before: str, pronoun: str) -> str | None:
+    """The one of the user's people a piece names after its start ("my mum" in "I'm a carer for my mum"), when
+    nobody else is named in it and the pronoun agrees with them."""
+    named = [found[0] for found in _ASKED_ABOUT.finditer(before)]
+    if len(named) != 1 or pronoun == "they":
+        return None
+    rest = re.sub(r"\bI(?:'m|'ve|'d|'ll)?(?=\s)", "", before.replace(named[0], " ", 1))  # the speaker is no one else
+    return named[0] if _the_one_person(f"{named[0]} {rest}", named[0], pronoun) else None
 
 
 def _lowercase_doer(piece: str) -> str | None:
