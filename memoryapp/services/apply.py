@@ -24,7 +24,7 @@ from memoryapp.selectors.questions import NAME_SLOTS, people_named, search_vecto
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, single_valued
 from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
-from memoryapp.services.extract.grammar import possessive, stem
+from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, stem
 from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
@@ -798,9 +798,12 @@ def _of_someone_known(candidate: Candidate, draft: MemoryDraft) -> tuple[Candida
 
     if draft.subject != _subject_owner(draft.subject):
         return candidate, draft  # already someone else's
+    # most texts open with the user or "The user": told apart without a query for how texts call the user
+    name = someone_named_first(draft.text, THE_USER)
+    if name is None or name in (readable_name(draft.user.external_id), draft.user.first_name.strip()):
+        return candidate, draft
     who = user_display_name(draft.user)
-    name = someone_named_first(draft.text, who)
-    if name is None:
+    if someone_named_first(draft.text, who) is None:
         return candidate, draft
     known = (Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
                                    status=Memory.Status.ACTIVE, text__iregex=rf"\m{re.escape(name)}\M")
@@ -836,8 +839,12 @@ def _answers_in_place_of(old: Memory, *, new_id: UUID, draft: MemoryDraft, who: 
         if Memory.objects.filter(organization_id=draft.organization.id, user=draft.user, project_id=draft.project_id,
                                  status=Memory.Status.ACTIVE, cardinality=Memory.Cardinality.SINGLE,
                                  **slot).exclude(pk=new_id).exists():
-            return  # its slot's value still holds: the news stays beside it
-        changed["cardinality"] = Memory.Cardinality.SINGLE
+            # its slot's value still holds: the news stays beside it, where it was
+            changed = {key: value for key, value in changed.items() if key in ("text", "embedding")}
+        else:
+            changed["cardinality"] = Memory.Cardinality.SINGLE
+    if not changed:
+        return
     Memory.objects.filter(pk=new_id).update(**changed)
     queued = getattr(_queued, "searchable", None)
     if queued is None or new_id not in queued:
