@@ -210,6 +210,18 @@ def people_named(text: str) -> frozenset[str]:
     return frozenset(_person_key(word) for pattern in (_PEOPLE, _SLANG) for word in pattern.findall(text))
 
 
+_THE_SPEAKER = re.compile(r"\b(?:i|me|myself)\b(?!'s\b)", re.I)
+
+
+def people_asked_about(query: str, names: tuple[str, ...]) -> frozenset[str]:
+    """The user's people a question asks about alone (people_named), or none when it asks about the user too:
+    "Where does Alice live, and her pets?" and "do I have a sister?" may be answered by the user's own facts
+    ("Alice lives in Porto."), "where does my sister live?" and "What is Alice's mother called?" not."""
+    if _THE_SPEAKER.search(query) or any(re.search(rf"\b{re.escape(name)}\b(?!')", query, re.I) for name in names):
+        return frozenset()
+    return people_named(query)
+
+
 def _may_be(asked: str, person: str) -> bool:
     """Whether the person asked about ("partner") may be the memory's ("husband"), either way round."""
     return (asked == person or "family" in (asked, person) or person in _ANY_OF.get(asked, ())

@@ -37,7 +37,7 @@ from memoryapp.selectors.questions import (
     asks_who,
     mentions,
     name_words,
-    people_named,
+    people_asked_about,
     subject_names,
     third_person,
     words_shared,
@@ -425,7 +425,7 @@ def _question(query: str, user: User | None, *, memories: bool) -> _Question:
         terms = query_terms(said, without=name_words(names))
         return _Question(text=addressed(said, names), terms=terms, neutral=none, shown=said,
                          about_them_all=about_them_all(query, names), asked=asked_words(terms),
-                         people=people_named(query), asks_who=asks_who(query),
+                         people=people_asked_about(query, names), asks_who=asks_who(query),
                          others_of=f"{user.external_id.lower()}'s " if about_the_user_alone(query, names) else "")
     # Episodes name the user seldom: their names are taken out only when the question names them.
     neutral = NameNeutral.of(names) if mentions(query, names) else none

@@ -8,7 +8,13 @@ from django.utils import timezone
 
 from memoryapp.actors import Principal
 from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
-from memoryapp.selectors.questions import about_someone_else, about_the_user_alone, people_named, third_person
+from memoryapp.selectors.questions import (
+    about_someone_else,
+    about_the_user_alone,
+    people_asked_about,
+    people_named,
+    third_person,
+)
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
 from memoryapp.selectors.search import (
     KIND_WEIGHT,
@@ -413,3 +419,13 @@ def test_a_name_memory_answers_who_someone_is_not_what_they_do(acme):
         assert texts(ask(lena, query, k=1)) == ["Lena's brother's name is Tomas."], query
     hits = ask(lena, "where does Tomas work?", k=5, min_score=-1).hits
     assert [h.components.get("name_only") for h in hits if h.item.attribute == "name"] == [-0.1]
+
+
+@pytest.mark.parametrize("query, people", [
+    ("where does my sister live?", {"sister"}), ("What is Alice's mother called?", {"mother"}),
+    # the user asked about too: their own facts may answer
+    ("Where does Alice live, and her pets?", set()), ("do I have a sister?", set()),
+    ("what do I feed my dog?", set()),
+])
+def test_a_question_asks_about_the_users_people_alone_unless_it_asks_about_the_user_too(query, people):
+    assert people_asked_about(query, ("Alice", "the user")) == people

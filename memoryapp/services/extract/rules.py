@@ -520,7 +520,7 @@ def _seeing(match: re.Match, clause: _Clause) -> list[_Fact]:
 
 
 def _age(match: re.Match, clause: _Clause) -> list[_Fact]:
-    age = age_number(match["value"])
+    age = _age_number(match["value"])
     return [_Fact("age", str(age), _changed(match))] if age is not None and 0 < age < 125 else []
 
 
@@ -532,7 +532,7 @@ _AGE_SAID = (rf"[1-9]-0|\d{{1,3}}|(?:{'|'.join(_UNITS[1:])})[- ]oh|(?:{'|'.join(
              rf"|{'|'.join(_TEENS)}")
 
 
-def age_number(said: str) -> int | None:
+def _age_number(said: str) -> int | None:
     """ "35", "thirty-five", "4-0", "three oh" -> the number."""
     said = said.lower().replace("-", " ")
     if said.replace(" ", "").isdigit():
@@ -792,10 +792,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      _signed_name),
     (rf"{_SIGNED} here\b(?:\W*$|,)", _signed_name),
     (r"I am (?P<value>\d{1,3})(?: years old| years| yo| y/o)?$", _age),
-    # ...said alone an age, not a count ("hit 100 followers")
+    # "turned thirty-five", "just hit the big three oh": an age, not a count ("hit 100 followers")
     (rf"(?:I )?(?:just |finally |officially )?(?P<changed>turned|hit|reached) (?:the )?(?:big )?(?P<value>{_AGE_SAID})"
      r"(?=\s*(?:$|[,.;:!?)]|(?:years? old|yrs|today|yesterday|this|last|on|in|and|but|so|lol|haha|omg)\b))", _age),
-    # "the big 4-0 is done", "big three oh next week?": a milestone of the speaker's, whenever it falls
+    # "the big 4-0 is done": a milestone of the speaker's, passed (one to come, "next month", is no age yet)
     (rf"(?:(?:it was|it is|today is|today was|yesterday was) )?(?:my |the )?big (?P<value>{_AGE_SAID})\b"
      r"(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)", _age),
     # "it was my 30th birthday yesterday": an age said by its birthday, not one still to come
