@@ -864,7 +864,9 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
         relation = old.subject.partition("'s ")[2]
         kind = re.search(rf"\b(?i:an?|{re.escape(possessive(who))}|their) ([a-z][\w-]*) "
                          rf"(?:(?:is |was )?(?:called|named) )?{name}\b", old.text)
-        described = f"{possessive(who)} {relation or (kind and kind[1])}" if relation or kind else ""
+        # in the user's word when the old text has one ("stepdad", not the key "stepfather")
+        word = kind[1] if kind and not (relation and kind[1] in relation.split()) else relation
+        described = f"{possessive(who)} {word}" if word else ""
         if not described or described.lower() in text.lower():
             return text
         if at.start() == 0:

@@ -334,7 +334,7 @@ def test_a_value_replaced_in_its_slot_ends_what_said_it_again_beside_it(acme, be
 @pytest.mark.parametrize(("before", "after", "who", "new"), [
     # one of the user's people, the news telling their name alone
     ("My brother Kofi lives in Accra.", "Kofi moved to Kumasi last month for work.", "brother", "Kumasi"),
-    ("my stepdad Gareth drives a bus", "Gareth retired on Friday, big party at the depot", "stepfather", "retired"),
+    ("my stepdad Gareth drives a bus", "Gareth retired on Friday, big party at the depot", "stepdad", "retired"),
     # a pet, its end said as owners say it
     ("We have a rabbit named Clover.", "We had to put Clover down on Monday, she was nine.", "rabbit", "down"),
     ("Our cat is called Mango.", "Mango crossed the rainbow bridge on Sunday, she was 17.", "cat", "rainbow"),
