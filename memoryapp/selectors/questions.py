@@ -150,8 +150,10 @@ _PLURAL = re.compile(r"(?:(?<=[^aeiou])ies|(?:(?<=ss)|(?<=sh)|(?<=ch)|(?<=x))es|
 @functools.lru_cache(maxsize=16384)  # a search reads every word of its ~60 candidates; most words recur
 def _word_key(word: str) -> str:
     """A word in any number and form: the stem of its singular ("Tuesdays" and "Tuesday", "classes" and
-    "class", "babies" and "baby"; grammar.stem alone gives "tuesday" and "tuesda")."""
-    return stem(_PLURAL.sub(lambda found: "y" if found[0] == "ies" else "", word) if len(word) > 3 else word)
+    "class", "babies" and "baby"; grammar.stem alone gives "tuesday" and "tuesda"), less a last "e" or "y" that
+    the stem keeps in one form and not another ("smoke" and "smoking", "study" and "studying")."""
+    key = stem(_PLURAL.sub(lambda found: "y" if found[0] == "ies" else "", word) if len(word) > 3 else word)
+    return key[:-1] if len(key) > 4 and key[-1] in "ey" else key
 
 
 def asked_words(terms: list[str]) -> frozenset[str]:
@@ -257,6 +259,28 @@ def asks_who(query: str) -> bool:
     """Whether the question may be answered by a name alone: "what's my sister's name?", "who is Ana?", "do I
     have a sister?"; not "where does my sister Ana live?", whose answer the name memory of Ana only repeats."""
     return bool(_ASKS_WHO.search(query))
+
+
+_ASKS_A_NAME = re.compile(r"\b(?:names?|named|called|nicknames?)\b", re.I)
+
+
+def asks_their_names(query: str, people: frozenset[str]) -> bool:
+    """Whether a question asks what one of the user's `people` (people_asked_about) is called: "what's my mum's
+    name?", "what are my kids called?"."""
+    return bool(people) and bool(_ASKS_A_NAME.search(query))
+
+
+_NOT_A_NAME = frozenset("january february march april may june july august september october november december monday"
+                        " tuesday wednesday thursday friday saturday sunday".split())
+
+
+def names_someone(text: str, names: tuple[str, ...]) -> bool:
+    """Whether a memory's text gives someone other than the user (`names`: subject_names) a name: a capitalised word
+    after its first that is no part of the user's names, month or day ("The user's sister Ana is a vet.", not "Sam's
+    mother is turning 90 in May.")."""
+    users = {word.lower() for name in names for word in re.findall(r"[^\W_]+", name)}
+    return any(not ({part.lower() for part in re.findall(r"[^\W_]+", word)} & users) and word.lower() not in _NOT_A_NAME
+               for word in re.findall(r"(?<=\s)(?-i:[A-Z])[^\W_]*(?:-[^\W_]+)*", text))
 
 
 def mentions(query: str, names: tuple[str, ...]) -> bool:

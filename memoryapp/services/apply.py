@@ -20,12 +20,12 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.selectors.questions import NAME_SLOTS, people_named, search_vector, search_vectors, subject_names
+from memoryapp.selectors.questions import NAME_SLOTS, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, single_valued
 from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
-from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, stem
-from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, RELATIVES, alternatives
+from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, sentence, stem
+from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, PETS, RELATIVES, alternatives
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import once_per_transaction, user_lock
@@ -507,7 +507,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     operations = decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
     users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
     if candidate.ends and users_own:
-        ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, actor=actor)
+        written = operations[0].memory_id if decision.op in (Op.ADD, Op.SUPERSEDE) else None
+        ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, new_id=written, actor=actor)
     # a new memory, beside its slot's old value or in its place ("graduated, now working as a paralegal" replaces
     # the job "a student" and ends "studies at King's College" as a later state)
     if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
@@ -517,6 +518,12 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     if users_own and decision.op == Op.SUPERSEDE:
         said_beside_close(old=decision.target, draft=draft, said_at=candidate.valid_from,
                           new_id=operations[0].memory_id, actor=actor)
+        if draft.user is not None:
+            from memoryapp.selectors.names import user_display_name
+
+            # "We gave Kiwi to my neighbour" in the place of "The user has a budgie named Kiwi.": Kiwi is the budgie
+            _answers_in_place_of(decision.target, new_id=operations[0].memory_id, draft=draft,
+                                 who=user_display_name(draft.user))
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
     changes = candidate.relation == "change" or candidate.says_change
     says = changes or (candidate.relation == "state" and candidate.cardinality == "multi")
@@ -540,7 +547,8 @@ def _names_the_value(wanted: set[str], phrase: str, said: set[str]) -> bool:
     return names <= said and (not missing or (len(wanted) >= 3 and len(missing) == 1 and not missing & names))
 
 
-def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, actor: ActorRef) -> None:
+def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, new_id: UUID | None,
+                actor: ActorRef) -> None:
     """The user said a value is over by naming it ("I left Google", "Sophie and I split up", "swapped Lyon
     for Marseille"): whatever still says it is current ends where the statement begins, in whichever slot
     it was kept (employer or workplace, partner or home_life, or none). A memory must name the value
@@ -548,7 +556,9 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
     subject first, else those of the user and their people ("Tom left Deloitte" ends the brother's
     employer). News of someone named ends the user's own memories only where they name that person: "Kiki
     passed in the night" ends "The user's parrot Kiki is 30.", "Ollie quit his spin class" leaves the user's.
-    Never what the statement itself wrote."""
+    Never what the statement itself wrote. The statement (`new_id`, when it was written) answers in place of the
+    first memory it ends: "We rehomed Mochi with my aunt" says Mochi is the user's cat, as the ended memory did
+    (_answers_in_place_of)."""
     from memoryapp.selectors.names import user_display_name
 
     if draft.user is None:
@@ -556,6 +566,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
     user_key = draft.user.external_id.lower()
     doer = None  # someone named whom the statement is news of: looked up once, when a memory of the user's could end
     said_now = [episode.id for episode in draft.sources]
+    answered = new_id is None
     for phrase in ends:
         wanted = _stems(phrase)
         if not wanted:
@@ -581,6 +592,9 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, a
         for memory in same or theirs:
             reason = f"{memory.attribute or 'statement'} ended: the user said {phrase!r} is over"
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
+            if not answered:
+                _answers_in_place_of(memory, new_id=new_id, draft=draft, who=user_display_name(draft.user))
+                answered = True
 
 
 # Life states that end in a later one, whatever words the change is said in and however unlike the two
@@ -622,6 +636,20 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None, False),
     (r"\b(?:(?:in|into|to|at) the office|office (?:\w+ )?days?|commut\w*)\b",
      r"\b(?:(?:fully )?remote(?:ly)?|from home|wfh|hybrid)\b", None, False),
+    # a job, in losing it ("got made redundant" ends "works at the council" as well as "is a planner")
+    (r"\b(?:works? (?:at|for|in)|working (?:at|for)|employed (?:at|by)|(?:job|position|role) (?:at|with)|works as)\b"
+     r"(?! (?:home|weekends?|nights?|the weekend)\b)",
+     r"\b(?:(?:made|been made|got made|was made) redundant|laid off|lost (?:their|his|her|my) job"
+     r"|(?:got|was|been|getting) (?:fired|sacked|let go)|unemployed|out of work|between jobs|job[- ]hunting)\b",
+     None, False),
+    # living with parents, then in a home of one's own
+    (r"\b(?:lives?|living|still lives?|still living) (?:with|at) (?:their|his|her) (?:parents|mum|mom|dad|family|folks"
+     r"|parents' house|mum's|mom's|dad's)",
+     r"\b(?:moved out|moving out|(?:moved|moving) in(?:to)? (?:a|an|their|his|her|the) (?:\w+ )?(?:flat|flatshare|house"
+     r"|houseshare|apartment|place|home|studio|room)"
+     r"|(?:got|has|have) (?:their|his|her) own (?:place|flat|house|apartment)"
+     r"|bought (?:a|their|his|her) (?:first )?(?:place|flat|house|home|apartment))\b",
+     None, False),
     # living alone, then with someone
     (r"\b(?:lives? alone|living alone|lives? on (?:their|his|her) own|lives? by (?:them|him|her)sel(?:f|ves))\b",
      r"\b(?:moved in|moving in|living with|lives with|live with|staying with|roommate|flatmate|housemate)\b",
@@ -825,6 +853,8 @@ def _answers_in_place_of(old: Memory, *, new_id: UUID, draft: MemoryDraft, who: 
     household had to put the user's dog Rufus down." in the slot pet, which "do I have a dog?" finds."""
     changed = {}
     text = _said_who_they_are(draft.text, old, who)
+    if text == draft.text:
+        text = _named_as_whose(draft, old, who)
     if text != draft.text:
         changed.update(text=text, embedding=embeddings.encode_one(text))
         if old.subject.startswith(f"{draft.subject}'s ") and text.lower().startswith(possessive(who).lower()):
@@ -855,12 +885,14 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
     """The news with who the one it names is, as `old` said it: "Ana moved to Rome." after "The user's sister Ana
     lives in Paris." -> "The user's sister Ana moved to Rome."; "Pepper crossed the rainbow bridge." after "The
     user's household has a cat called Pepper." -> "The user's cat Pepper crossed the rainbow bridge."."""
-    if people_named(text):
-        return text  # it says who they are itself ("nils is my husband now")
     for name in _PERSON_NAME.findall(old.text):
         at = re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE)
         if at is None or name.lower() in {"the", *(word.lower() for word in _WORD.findall(who))}:
             continue
+        # it says who they are itself ("nils is my husband now"); a word for someone else does not ("We rehomed
+        # Mochi with the user's aunt" is still to say Mochi is their cat)
+        if _says_who(text, name):
+            return text
         relation = old.subject.partition("'s ")[2]
         kind = re.search(rf"\b(?i:an?|{re.escape(possessive(who))}|their) ([a-z][\w-]*) "
                          rf"(?:(?:is |was )?(?:called|named) )?{name}\b", old.text)
@@ -871,8 +903,32 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
             return text
         if at.start() == 0:
             return f"{described[:1].upper()}{described[1:]} {text}"
+        if text.lower().startswith(who.lower()):
+            described = f"their {word}"  # the user said first: "The user's household rehomed their cat Mochi"
         return f"{text[:at.start()]}{described} {text[at.start():]}"
     return text
+
+
+def _named_as_whose(draft: MemoryDraft, old: Memory, who: str) -> str:
+    """News of someone by a name no memory gave them, which ends what the user said of one of their people unnamed:
+    that person, by that name. "Holly turned 16 on Saturday." ending "The user's daughter is 15 years old." ->
+    "The user's daughter Holly turned 16 on Saturday." (not when the old memory names someone: another person)."""
+    relation = old.subject.partition("'s ")[2] if old.subject.startswith(f"{draft.subject}'s ") else ""
+    name = someone_named_first(draft.text, who)
+    if not relation or name is None or set(_PERSON_NAME.findall(old.text)) - {"The", *_WORD.findall(who)}:
+        return draft.text
+    return f"{sentence(possessive(who))} {relation} {draft.text}"
+
+
+def _says_who(text: str, name: str) -> bool:
+    """Whether the text says who `name` is: a word for one of the user's people or animals just before the name ("the
+    user's husband Nils") or said of it ("Nils is the user's husband now", "Nils, their husband")."""
+    said = rf"(?:{_PEOPLE_WORDS})"
+    return bool(re.search(rf"\b{said}\s+{re.escape(name)}\b|\b{re.escape(name)}(?:,|\s+(?:is|was|has been))\s+"
+                          rf"(?:[\w']+\s+){{0,3}}?{said}\b", text, re.IGNORECASE))
+
+
+_PEOPLE_WORDS = alternatives({*RELATIVES, *FAMILY_MEMBERS, *PETS, "partner", "friend", "pet"})
 
 
 # Few memories are written beside a value from its message, and one of them saying it again is likely: a lower bar

@@ -11,6 +11,7 @@ from memoryapp.selectors.dashboard import MemoryFilters, memories_listing
 from memoryapp.selectors.questions import (
     about_someone_else,
     about_the_user_alone,
+    names_someone,
     people_asked_about,
     people_named,
     third_person,
@@ -429,3 +430,48 @@ def test_a_name_memory_answers_who_someone_is_not_what_they_do(acme):
 ])
 def test_a_question_asks_about_the_users_people_alone_unless_it_asks_about_the_user_too(query, people):
     assert people_asked_about(query, ("Alice", "the user")) == people
+
+
+def test_a_memory_in_its_slot_is_of_the_slot_s_kind_whatever_its_words(acme):
+    """ "The user joined Stripe in the week of 17 February 2025." reads as little of an employer (its date says
+    more), but the write path kept it as the user's employer, reading the whole message: the slot counts in its
+    kind, so "who do I work for?" finds it above a fact that only shares words with the question."""
+    noor, omar = make_user(acme, "noor"), make_user(acme, "omar")
+    make_memory(noor, "Noor joined Stripe in the week of 17 February 2025.", attribute="employer")
+    make_memory(noor, "Noor works out at the gym before work.", attribute="routines")
+    make_memory(omar, "Omar joined Stripe in the week of 17 February 2025.")
+    hits = ask(noor, "who do I work for?", k=5, min_score=-1).hits
+    assert hits[0].item.text == "Noor joined Stripe in the week of 17 February 2025."
+    unslotted = ask(omar, "who do I work for?", k=1, min_score=-1).hits[0]
+    assert hits[0].components["kind"] > unslotted.components["kind"] + 0.05
+
+
+def test_a_question_asking_one_of_the_users_people_s_name_is_not_answered_by_a_memory_naming_no_one(acme):
+    """ "what's my mum's name?" got "Pia's mother is turning 90 in May.": it says nothing of what she is called."""
+    pia = make_user(acme, "pia")
+    make_memory(pia, "Pia's mother is turning 90 in May.", subject="pia's mother", attribute="age")
+    hits = ask(pia, "what's my mum's name?", k=5, min_score=-1).hits
+    assert [h.components.get("nameless") for h in hits] == [-0.1]
+    assert ask(pia, "how old is my mum?", k=1).hits[0].components.get("nameless") is None
+    make_memory(pia, "Pia's mother Greta is turning 90 in May.", subject="pia's mother", attribute="age")
+    assert texts(ask(pia, "what's my mum's name?", k=1)) == ["Pia's mother Greta is turning 90 in May."]
+
+
+@pytest.mark.parametrize(("text", "names", "named"), [
+    ("Pia's mother is turning 90 in May.", ("Pia", "the user"), False),
+    ("The user's sister Ana is a vet.", ("Sam", "the user"), True),
+    ("Casey-Riley's household is getting a puppy on Saturday.", ("Casey-Riley", "the user"), False),
+    ("Marisol and their girlfriend Hana go dancing.", ("Marisol", "the user"), True),
+])
+def test_a_memory_names_someone_when_it_has_a_name_besides_the_users(text, names, named):
+    assert names_someone(text, names) is named
+
+
+def test_a_question_finds_the_word_it_asks_in_another_form(acme):
+    """ "do I smoke?" and "... quit smoking ..." share the word, whichever form each says it in."""
+    ola = make_user(acme, "ola")
+    make_memory(ola, "Ola quit smoking in the week of 30 December 2024.", attribute="health")
+    make_memory(ola, "Ola is studying medicine in Krakow.", attribute="education")
+    assert ask(ola, "do I smoke?", k=5, min_score=-1).hits[0].components["words"] == 1.0
+    assert texts(ask(ola, "do I smoke?", k=1)) == ["Ola quit smoking in the week of 30 December 2024."]
+    assert ask(ola, "what do I study?", k=5, min_score=-1).hits[0].components["words"] == 1.0

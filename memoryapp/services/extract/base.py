@@ -17,7 +17,7 @@ Relation = Literal["state", "refine", "change", "negate", "correct", "retract"]
 
 SINGLE_VALUED_ATTRIBUTES = frozenset(
     {"name", "pronouns", "age", "job", "employer", "city", "diet", "birthday", "relationship_status",
-     # slots the general path fills (services.extract.general.SLOTS): one value at a time
+     # slots the general path fills (services.extract.lexicon.SLOTS): one value at a time
      "nickname", "home_type", "hometown", "workplace", "education", "school", "degree", "partner", "boss",
      "religion", "phone", "car", "commute", "clothing_size", "home_life", "politics"}
 )

@@ -30,8 +30,11 @@ from .lexicon import (
     JOB_WORDS,
     LANGUAGES,
     NATIONALITIES,
+    PETS,
     RELATIONSHIP_STATUSES,
     RELATIVES,
+    SLOTS,
+    alternatives,
     looks_like_job,
     relative_key,
 )
@@ -41,23 +44,6 @@ GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the wor
 GENERAL_IMPORTANCE = 5
 SOURCES = frozenset({"user"})  # the general path reads only what the user says in the conversation
 
-# Family -> (slot attribute, whether a person holds one value at a time). Attribute names are the
-# rules' where the rules have the slot (city, job, employer, diet, age, name, relationship_status),
-# so a statement the rules read and a later one only the general path reads meet in one slot.
-# Single: a new value replaces the old one (you live in one city, have one job title, one phone).
-# Multi: values accumulate (languages, pets, hobbies); only an explicit replacement ends one.
-SLOTS: dict[str, tuple[str, bool]] = {
-    "name": ("name", True), "nickname": ("nickname", True), "age": ("age", True), "birthday": ("birthday", True),
-    "home": ("city", True), "moves": ("city", True), "home_type": ("home_type", True),
-    "hometown": ("hometown", True), "nationality": ("nationality", False), "job": ("job", True),
-    "employer": ("employer", True), "workplace": ("workplace", True), "education": ("education", True),
-    "school": ("school", True), "degree": ("degree", True), "partner": ("partner", True),
-    "marriage": ("relationship_status", True), "boss": ("boss", True), "diet": ("diet", True),
-    "religion": ("religion", True), "phone": ("phone", True), "car": ("car", True), "commute": ("commute", True),
-    "clothing_size": ("clothing_size", True), "home_life": ("home_life", True), "politics": ("politics", True),
-    # the rules' slots for the same families: "I have two cats" (rules) and "we adopted a puppy" (here) meet
-    "pets": ("pet", False), "health_condition": ("health", False),
-}
 # Slots whose value is a name: a statement without one ("I've moved 9 times") is kept outside them.
 _NAMED_SLOTS = frozenset({"city", "hometown", "employer", "workplace", "school"})
 _CAPITALISED = re.compile(r"(?<=\w)\W+(?-i:[A-Z])")  # after the first word
@@ -99,7 +85,10 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
-                r"|back to|went back|upgraded|downgraded|sold|broke up|split up|divorced|left|stopped|moved|relocated"
+                r"|no more(?! than)|did(?:n't| not) (?:last|work out)"
+                # "I'm back on normal food", "back on days" (not "my back on the left")
+                r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
+                r"|divorced|left|stopped|moved|relocated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
                 r"|changed (?:my|our) minds?|cut (?:down|back)")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
@@ -160,6 +149,33 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
+# The death of one of the user's people or animals, told by name or by who they were ("Biscuit passed away
+# peacefully this morning", "Grandad died in his sleep", "our old cat Tiger died"): news that holds for good, which
+# the classifier, hearing "this morning" and grief, takes for passing (margins -0.65 to -0.01), is durable whatever
+# it says, as a statement (not a question, "Biscuit died?", nor a game of make-believe). Not a thing's end ("my
+# phone died").
+_SOMEONES_DEATH = re.compile(
+    r"^(?![^?]*\?)"
+    rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})\b(?:\s+(?-i:[A-Z])[\w'-]+)?"
+    r"|(?!(?:i|it|this|that|he|she|they|we)\b)(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
+    rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{_DEATH})", re.I)
+# "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
+# when it does not know the name.
+_FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
+                  r"(?:fan|supporter|fanatic|swiftie|belieber|stan)s?\b(?!\s+(?:of|club)\b)", re.I)
+# A habit said in the present with how often ("I bake sourdough every weekend", "we swim twice a week", "I visit my
+# nan on Sundays"): a routine, however little its words say to the classifier (not "I've been ill every day this
+# week", nor "I was up every night").
+_HABIT = re.compile(
+    r"^(?:i|we)\s+(?:(?:usually|always|often|normally|generally|still|also)\s+)?"
+    r"(?!(?:am|was|were|had|did|will|would|could|should|might|may|can|must|have|'m|'ve|'d|'ll)\b)[a-z]+\b"
+    r"(?!.*\b(?:this|last|next)\s+(?:week|month|year|weekend)\b)"
+    r".*\b(?:(?:every|each)\s+(?:other\s+)?(?:day|morning|afternoon|evening|night|week|weekend|month|year|summer|winter"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:on|at)\s+(?:weekends|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+    r"|(?:once|twice|three times|four times|\d+ times)\s+a\s+(?:day|week|month|year))\b", re.I)
+# How far below the durable bar statements of such forms may be.
+FORM_MARGIN = 0.15
 # Off a medicine, a diet, a drug ("the doctor switched me off metformin", "came off the pill"); out with a friend.
 _TAKEN_OFF = r"(?:switched|took|taken|came|come|weaned)\s+(?:(?:me|him|her|us|them)\s+)?off(?:\s+of)?"
 _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
@@ -167,6 +183,7 @@ _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 # with a new value in the same message it is kept outside the slot, which the new value takes.
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
+                        r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
                         rf"|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
@@ -188,7 +205,7 @@ _INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
-               r"|walked away from|recovered from|got over|changed (?:my|our) minds? (?:about|on)"
+               r"|walked away from|recovered from|got over|outgr[eo]wn|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
                r"|(?:had|have|decided|needed) to (?:stop|give up|quit|sell)"
                rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}",
@@ -245,6 +262,7 @@ _CLAUSE_START = (
     r"\s*;\s*|\s+[-\u2013\u2014]+\s+|\s*\u2014\s*"
     r"|,\s+(?=(?:and |but |so |plus )?(?:now |then |since )?(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|our|he|she"
     r"|they|it's|it|can you|could you|would you|please|what|which|how|where|when|any|should i|is there|do you|\w+ing"
+    r"|the \w+ (?:is|are|was|were)"  # "Nibbles died over the weekend, the kids are gutted"
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
     # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
     r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
@@ -1087,6 +1105,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str) -> float:
+        if _SOMEONES_DEATH.search(piece) and not _MAKE_BELIEVE.match(episode.content):
+            return -1.0  # any margin: probabilities run from 0 to 1
+        if _FAN.search(piece) or _HABIT.search(piece):
+            return -FORM_MARGIN
         if _CHANGE_PIECE.search(piece):
             return -CHANGE_PIECE_MARGIN
         return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0

@@ -125,6 +125,18 @@ RELATIVES = (
     "granny",
     "gran",
     "nana",
+    "nan",
+    "nanna",
+    "nonna",
+    "grandmum",
+    "grandmom",
+    "gramps",
+    "grampa",
+    "mam",
+    "stepsister",
+    "stepbrother",
+    "godmother",
+    "godfather",
     "aunt",
     "uncle",
     "cousin",
@@ -148,7 +160,9 @@ RELATIVES = (
 RELATIVE_KEYS = {
     "mum": "mother", "mom": "mother", "dad": "father", "stepmom": "stepmother", "stepdad": "stepfather",
     "grandma": "grandmother", "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
-    "granny": "grandmother", "gran": "grandmother", "nana": "grandmother", "fiancee": "fiance", "fiancé": "fiance",
+    "granny": "grandmother", "gran": "grandmother", "nana": "grandmother", "nan": "grandmother",
+    "nanna": "grandmother", "nonna": "grandmother", "grandmum": "grandmother", "grandmom": "grandmother",
+    "gramps": "grandfather", "grampa": "grandfather", "mam": "mother", "fiancee": "fiance", "fiancé": "fiance",
     "fiancée": "fiance", "neighbour": "neighbor", "coworker": "colleague", "flatmate": "roommate",
     "boy": "son", "girl": "daughter", "hubby": "husband", "manager": "boss", "sis": "sister",
     "daddy": "father", "mummy": "mother", "mommy": "mother"
@@ -665,3 +679,22 @@ def looks_like_job(job: str) -> bool:
     if not words or len(words) > 4 or any(word in NOT_JOBS for word in words):
         return False
     return last in JOB_WORDS or (last.endswith(JOB_SUFFIXES) and len(last) > 4)
+
+
+# Family -> (slot attribute, whether a person holds one value at a time). Attribute names are the
+# rules' where the rules have the slot (city, job, employer, diet, age, name, relationship_status),
+# so a statement the rules read and a later one only the general path reads meet in one slot.
+# Single: a new value replaces the old one (you live in one city, have one job title, one phone).
+# Multi: values accumulate (languages, pets, hobbies); only an explicit replacement ends one.
+SLOTS: dict[str, tuple[str, bool]] = {
+    "name": ("name", True), "nickname": ("nickname", True), "age": ("age", True), "birthday": ("birthday", True),
+    "home": ("city", True), "moves": ("city", True), "home_type": ("home_type", True),
+    "hometown": ("hometown", True), "nationality": ("nationality", False), "job": ("job", True),
+    "employer": ("employer", True), "workplace": ("workplace", True), "education": ("education", True),
+    "school": ("school", True), "degree": ("degree", True), "partner": ("partner", True),
+    "marriage": ("relationship_status", True), "boss": ("boss", True), "diet": ("diet", True),
+    "religion": ("religion", True), "phone": ("phone", True), "car": ("car", True), "commute": ("commute", True),
+    "clothing_size": ("clothing_size", True), "home_life": ("home_life", True), "politics": ("politics", True),
+    # the rules' slots for the same families: "I have two cats" (rules) and "we adopted a puppy" (general) meet
+    "pets": ("pet", False), "health_condition": ("health", False),
+}

@@ -802,6 +802,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:(?:it|today|yesterday|sunday|saturday)? ?(?:was|is) |(?:I )?(?:just )?had )?my (?P<value>\d{1,3})"
      r"(?:st|nd|rd|th) (?:birthday|bday)\b(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)",
      _age),
+    # "celebrated my 53rd with a curry": a birthday kept, said by its number alone
+    (r"(?:I |we )?(?:celebrated|celebrating|survived|enjoyed|spent) my (?P<value>\d{1,3})(?:st|nd|rd|th)"
+     r"(?: (?:birthday|bday))?(?=\s*(?:$|[,.;:!?]|(?:with|at|in|on|yesterday|today|last|this|by|and|but|lol)\b))",
+     _age),
     # "finally 18!!", "officially 30 today": an age said as news
     (r"(?:I am )?(?P<changed>finally|officially) (?P<value>\d{1,3})(?: years old)?(?: today| this week)?\W*$", _age),
     (rf"I am (?P<value>{alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
@@ -827,7 +831,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I (?:got|was) (?:fired|laid off)(?: from (?P<employer>.+))?", _left_job),
     (r"I (?:work|am working|am employed) as (?:a |an )?(?P<job>.+?)(?: (?:at|for|with) (?P<employer>.+))?$", _work()),
     # a job after "as" within the clause: not "I work at Deloitte, its exactly as fun as it sounds"
-    (r"I (?:work|am working) (?:at|for) (?P<employer>[^,;]+?)(?: as (?:a |an )?(?P<job>[^,;]+))?(?=[,;]|$)", _work()),
+    # ...not when: "I work at weekends", "at night", "for myself"
+    (r"I (?:work|am working) (?:at|for) (?!(?:weekends?|the weekends?|nights?|night time|home|myself|free)\b)"
+     r"(?P<employer>[^,;]+?)(?: as (?:a |an )?(?P<job>[^,;]+))?(?=[,;]|$)", _work()),
     (r"(?:I am employed (?:at|by)|my employer is) (?P<employer>.+)", _work()),
     (r"I (?P<changed>started|began)(?P<job_said> a new job| my new job| a job| work)? (?:at|with) (?P<employer>.+)",
      _work()),
