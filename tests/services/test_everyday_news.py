@@ -111,3 +111,13 @@ def test_news_in_a_one_value_slot_says_who_it_names_as_the_value_it_replaces_did
 def test_a_home_of_one_s_own_ends_living_with_parents(acme, then):
     texts = told_in_turn(make_user(acme, "kofi"), "I still live with my parents.", then)
     assert not holds(texts, "parents"), texts
+
+
+@pytest.mark.parametrize("message", ["me and my husband moved to Croydon last year",
+                                     "Me and my wife live in Croydon now."])
+def test_me_and_one_of_mine_is_the_user_too(acme, message):
+    """ "me and my husband moved to croydon" was read as "me" and "my husband moved to croydon": the husband's
+    city alone, and "where do I live?" abstained."""
+    user = make_user(acme, "ravi")
+    tell(user, message, "2025-02-01", "s")
+    assert Memory.objects.filter(user=user, subject="ravi", attribute="city", text__icontains="Croydon").exists()

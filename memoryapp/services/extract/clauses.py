@@ -62,7 +62,8 @@ def split_sentences(text: str) -> list[str]:
 # eat fish" qualifies a diet where "I eat fish" alone would replace it.
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*"
-    r"|,?\s+(?=(?:and|but|so|because|although|though|while|plus|considering|given that|seeing as)"
+    # ...not "me and my husband moved", whose subject is the two of them
+    r"|(?<!^me)(?<!^i),?\s+(?=(?:and|but|so|because|although|though|while|plus|considering|given that|seeing as)"
     r"\s+(?:i|my|i'm|i've)\b)"
     # "i have adhd so pls keep ur answers short": a request after the fact
     r"|\s+(?=(?:so|and|but)\s+(?:(?:can|could|would|will)\s+(?:you|u)|please|pls|plz)\b)"
