@@ -885,7 +885,8 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
     """The news with who the one it names is, as `old` said it: "Ana moved to Rome." after "The user's sister Ana
     lives in Paris." -> "The user's sister Ana moved to Rome."; "Pepper crossed the rainbow bridge." after "The
     user's household has a cat called Pepper." -> "The user's cat Pepper crossed the rainbow bridge."."""
-    for name in _PERSON_NAME.findall(old.text):
+    # the names it gives someone, not a place or an organisation ("... mother lives in Tampa.")
+    for name in _NAME_OF_SOMEONE.findall(old.text):
         at = re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE)
         if at is None or name.lower() in {"the", *(word.lower() for word in _WORD.findall(who))}:
             continue

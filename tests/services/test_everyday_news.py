@@ -121,3 +121,12 @@ def test_me_and_one_of_mine_is_the_user_too(acme, message):
     user = make_user(acme, "ravi")
     tell(user, message, "2025-02-01", "s")
     assert Memory.objects.filter(user=user, subject="ravi", attribute="city", text__icontains="Croydon").exists()
+
+
+def test_a_place_the_ended_memory_names_is_not_someone_s_name(acme):
+    """ "Mom sold her Tampa condo" after "My mom lives in Tampa.": Tampa is where she lived, not who she is (it was
+    written "The user's mom sold her their mother Tampa condo")."""
+    texts = told_in_turn(make_user(acme, "lu"), "My mom lives in Tampa.",
+                         "Mom sold her Tampa condo and moved up to Atlanta near my brother.")
+    assert holds(texts, "Atlanta"), texts
+    assert not any("mother Tampa" in text for text in texts), texts
