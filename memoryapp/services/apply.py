@@ -636,6 +636,10 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None, False),
     (r"\b(?:(?:in|into|to|at) the office|office (?:\w+ )?days?|commut\w*)\b",
      r"\b(?:(?:fully )?remote(?:ly)?|from home|wfh|hybrid)\b", None, False),
+    # leave from work, in going back ("I'm on maternity leave", then "back at work since Monday")
+    (r"\b(?:on|off on|taking|taken) (?:maternity|paternity|parental|sick|medical|compassionate|long-term sick) leave\b",
+     r"\b(?:back (?:at|to|in) (?:work|the office)|returned to work|returning to work|went back to work)\b",
+     None, False),
     # a job, in losing it ("got made redundant" ends "works at the council" as well as "is a planner")
     (r"\b(?:works? (?:at|for|in)|working (?:at|for)|employed (?:at|by)|(?:job|position|role) (?:at|with)|works as)\b"
      r"(?! (?:home|weekends?|nights?|the weekend)\b)",

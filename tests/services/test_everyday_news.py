@@ -130,3 +130,11 @@ def test_a_place_the_ended_memory_names_is_not_someone_s_name(acme):
                          "Mom sold her Tampa condo and moved up to Atlanta near my brother.")
     assert holds(texts, "Atlanta"), texts
     assert not any("mother Tampa" in text for text in texts), texts
+
+
+def test_back_at_work_ends_a_leave_and_says_who_is_back(acme):
+    """ "Back at work since Monday" wrote nothing (0.02 under the bar) and, once written, had no subject."""
+    texts = told_in_turn(make_user(acme, "mae"), "I'm on maternity leave.",
+                         "Back at work since Monday, it's been a shock to the system.")
+    assert not holds(texts, "maternity leave"), texts
+    assert holds(texts, "Mae is back at work"), texts

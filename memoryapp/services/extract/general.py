@@ -142,7 +142,8 @@ _CHANGE_PIECE = re.compile(
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
     r"(?:moved|relocated|upgraded|downgraded|downsized|switched|swapped|traded|sold|bought|got|adopted|quit|left"
     r"|joined|started|retired|graduated|turned|transferred|passed|became|married|divorced|broke up|split up|gave up"
-    r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up)\b"
+    r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up"
+    r"|back (?:at|in|on) (?:work|school|uni|university|college|the office|the gym|days|nights))\b"
     r"|^\W*(?:finally|officially)\b"
     # "now", "these days" say a change only of the speaker's own life ("people say Berlin is expensive now")
     r"|^(?=.*\b(?:i|i'm|im|i've|we|we're|we've|my|our|me|us)\b)"
@@ -624,6 +625,8 @@ def _state_first(piece: str) -> str | None:
         return "is"
     if words[0] in _WHERE_ONE_IS and _VALUE_WORDS.match(piece.lower().lstrip())[0] in _ADVERBS:
         return "is"  # "officially in my thirties now", "finally back at work"
+    if words[0] == "back" and len(words) > 1 and words[1] in ("at", "in", "on", "to", "home"):
+        return "is"  # "Back at work since Monday" (not "back up the car")
     return None
 
 
