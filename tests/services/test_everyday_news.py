@@ -138,3 +138,23 @@ def test_back_at_work_ends_a_leave_and_says_who_is_back(acme):
                          "Back at work since Monday, it's been a shock to the system.")
     assert not holds(texts, "maternity leave"), texts
     assert holds(texts, "Mae is back at work"), texts
+
+
+@pytest.mark.parametrize(("first", "then", "gone"), [
+    ("I live alone.", "My boyfriend moved in with me last weekend.", "alone"),
+    ("My mum lives with us.", "Mum moved out to a flat near my aunt.", "lives with"),
+])
+def test_someone_moving_in_or_out_is_news_of_the_user_s_home(acme, first, then, gone):
+    """ "My boyfriend moved in with me" was filed under the boyfriend: "who do I live with?" found nothing of the
+    user's."""
+    user = make_user(acme, "ines")
+    texts = told_in_turn(user, first, then)
+    assert not holds(texts, gone), texts
+    news = Memory.objects.get(user=user, status=Memory.Status.ACTIVE)
+    assert (news.subject, news.attribute) == ("ines", "home_life"), news
+
+
+def test_a_relative_moving_out_of_their_own_place_is_still_their_news(acme):
+    user = make_user(acme, "ines")
+    tell(user, "My sister moved out of her flat in Leeds and into a house in York.", "2025-02-01", "s")
+    assert not Memory.objects.filter(user=user, subject="ines", attribute="home_life").exists()

@@ -175,6 +175,10 @@ _HABIT = re.compile(
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:on|at)\s+(?:weekends|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
     r"|(?:once|twice|three times|four times|\d+ times)\s+a\s+(?:day|week|month|year))\b", re.I)
+# One of the user's people coming to live with them or leaving their home: news of the user's household (what they
+# said before of the one who lives with them stays theirs: "My grandmother lives with us.").
+_IN_OR_OUT_OF_THE_HOME = re.compile(r"\b(?:moved|moving|moves|has moved|is moving) (?:in with (?:me|us)|out(?! of))\b",
+                                    re.I)
 # How far below the durable bar statements of such forms may be.
 FORM_MARGIN = 0.15
 # Off a medicine, a diet, a drug ("the doctor switched me off metformin", "came off the pill"); out with a friend.
@@ -1165,6 +1169,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             text = third_person(without_old(f"my {said[:1].lower()}{said[1:]}"), who)
         if about is None:
             attribute = ""  # about someone or something else: never in a slot of the user's
+        if about not in (None, subject) and _IN_OR_OUT_OF_THE_HOME.search(said):
+            # "my boyfriend moved in with me": who lives with the user, whoever moved ("who do I live with?")
+            about, attribute = subject, "home_life"
         if about and about != subject and (about, attribute) in taken_by:
             attribute = ""
         if about == subject and attribute in taken:
