@@ -57,6 +57,20 @@ def tell(user, content: str, when: str, session: str):
     return episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
 
 
+def told_in_turn(user, first: str, then: str) -> list[str]:
+    """The user says `first`, six weeks later `then`: the texts of what holds now."""
+    tell(user, first, "2025-02-01", "first")
+    tell(user, then, "2025-03-15", "later")
+    return current_texts(user)
+
+
+def holds(texts: list[str], *words: str) -> bool:
+    """Whether one of the texts mentions all the words (evaluation.write_corpus.mentions)."""
+    from memoryapp.evaluation.write_corpus import mentions
+
+    return any(mentions(text, words) for text in texts)
+
+
 def current_texts(user) -> list[str]:
     """The texts of the user's memories that hold now."""
     from memoryapp.models import Memory

@@ -5,21 +5,10 @@ corpus. Real model, real database."""
 
 import pytest
 
-from memoryapp.evaluation.write_corpus import mentions
 from memoryapp.models import Memory
-from tests.factories import current_texts, make_user, tell
+from tests.factories import current_texts, holds, make_user, tell, told_in_turn
 
 pytestmark = pytest.mark.django_db
-
-
-def holds(texts: list[str], *words: str) -> bool:
-    return any(mentions(text, words) for text in texts)
-
-
-def told_in_turn(user, first: str, then: str) -> list[str]:
-    tell(user, first, "2025-02-01", "first")
-    tell(user, then, "2025-03-15", "later")
-    return current_texts(user)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [

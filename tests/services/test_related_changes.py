@@ -11,21 +11,9 @@ import pytest
 from memoryapp.evaluation.write_corpus import mentions
 from memoryapp.models import Memory
 from memoryapp.services.apply import _kind_of_none
-from tests.factories import current_texts, make_user, tell
+from tests.factories import current_texts, holds, make_user, tell, told_in_turn
 
 pytestmark = pytest.mark.django_db
-
-
-def holds(texts: list[str], *words: str) -> bool:
-    return any(mentions(text, words) for text in texts)
-
-
-def told_in_turn(acme, name: str, first: str, then: str) -> list[str]:
-    """A new user says `first`, six weeks later `then`: what holds now."""
-    user = make_user(acme, name)
-    tell(user, first, "2025-02-01", "first")
-    tell(user, then, "2025-03-15", "later")
-    return current_texts(user)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
@@ -64,7 +52,7 @@ HEARD_CHANGES = [
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), HEARD_CHANGES)
 def test_a_change_said_without_a_change_word_ends_the_old_value(acme, before, after, old, new):
-    now = told_in_turn(acme, "rhea", before, after)
+    now = told_in_turn(make_user(acme, "rhea"), before, after)
     assert holds(now, *new) and not holds(now, *old), now
 
 
@@ -103,7 +91,7 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
 
     monkeypatch.setattr(classifier, "_weights", replace(classifier.weights(), change_threshold=2.0))
     for number, (before, after, old, _) in enumerate(HEARD_CHANGES):
-        assert holds(told_in_turn(acme, f"sol{number}", before, after), *old)
+        assert holds(told_in_turn(make_user(acme, f"sol{number}"), before, after), *old)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [
@@ -122,7 +110,7 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
     ("My parents live in Boston.", "Mum and Dad moved down to Florida last spring.", ("Boston",), ("Florida",)),
 ])
 def test_a_change_ends_every_memory_that_still_says_the_old_value(acme, before, after, old, new):
-    now = told_in_turn(acme, "tove", before, after)
+    now = told_in_turn(make_user(acme, "tove"), before, after)
     assert holds(now, *new) and not holds(now, *old), now
 
 
@@ -136,7 +124,7 @@ def test_a_name_said_of_someone_else_is_not_the_users(acme):
 
 
 def test_a_value_said_beside_the_ended_one_stays(acme):
-    now = told_in_turn(acme, "ugo", "I'm allergic to peanuts. I'm also allergic to shellfish.",
+    now = told_in_turn(make_user(acme, "ugo"), "I'm allergic to peanuts. I'm also allergic to shellfish.",
                        "Good news, I'm not allergic to peanuts anymore!")
     assert holds(now, "shellfish"), now
 
@@ -178,7 +166,7 @@ def test_a_positive_statement_does_not_end_a_plain_negative_of_another_value(acm
     ("I'm a nurse at St Luke's.", "I'm a sucker for old Bollywood songs.", ("nurse",)),
 ])
 def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, first, then, kept):
-    now = told_in_turn(acme, "wim", first, then)
+    now = told_in_turn(make_user(acme, "wim"), first, then)
     assert holds(now, *kept) and not holds(now, "works", "Bollywood"), now
 
 
@@ -188,7 +176,7 @@ def test_a_side_job_a_story_of_moves_or_a_liking_leaves_the_job_and_home(acme, f
     "I'm in Glasgow today, back on Thursday.",
 ])
 def test_a_stay_somewhere_else_leaves_the_home(acme, then):
-    now = told_in_turn(acme, "yan", "I live in Paris.", then)
+    now = told_in_turn(make_user(acme, "yan"), "I live in Paris.", then)
     assert holds(now, "Paris"), now
 
 
@@ -198,7 +186,7 @@ def test_a_stay_somewhere_else_leaves_the_home(acme, then):
     ("I work at Google.", "I used to work at Meta.", ("Google",), ("used to", "Meta")),
 ])
 def test_what_used_to_be_leaves_what_is(acme, first, then, kept, past):
-    now = told_in_turn(acme, "zed", first, then)
+    now = told_in_turn(make_user(acme, "zed"), first, then)
     assert holds(now, *kept) and holds(now, *past), now
 
 
@@ -207,18 +195,18 @@ def test_what_used_to_be_leaves_what_is(acme, first, then, kept, past):
     ("We have a dog called Max.", "We used to have a dog called Max, he died in May.", "has a dog"),
 ])
 def test_what_used_to_be_ends_by_its_name(acme, first, then, ended):
-    now = told_in_turn(acme, "usr_5e0b", first, then)
+    now = told_in_turn(make_user(acme, "usr_5e0b"), first, then)
     assert not any(ended in text for text in now), now
 
 
 def test_getting_used_to_the_new_value_is_no_past(acme):
-    now = told_in_turn(acme, "usr_9a2f", "I use a Windows laptop.",
+    now = told_in_turn(make_user(acme, "usr_9a2f"), "I use a Windows laptop.",
                        "Switched to a MacBook, still getting used to macOS.")
     assert holds(now, "MacBook") and not holds(now, "Windows"), now
 
 
 def test_a_move_said_with_today_still_replaces_the_home(acme):
-    now = told_in_turn(acme, "yen", "I live in Paris.", "I moved to Lyon today!")
+    now = told_in_turn(make_user(acme, "yen"), "I live in Paris.", "I moved to Lyon today!")
     assert holds(now, "Lyon") and not holds(now, "Paris"), now
 
 
@@ -234,7 +222,7 @@ def test_the_kind_a_statement_of_none_is_about_is_said_beside_its_no(statement, 
 
 def test_a_word_after_the_kind_in_a_statement_of_none_is_not_its_kind(acme):
     # "at all" names no kind: news that says "all" is still no news of drinking
-    now = told_in_turn(acme, "xan", "I don't drink alcohol at all.",
+    now = told_in_turn(make_user(acme, "xan"), "I don't drink alcohol at all.",
                        "Switched all my savings over to a new bank, the app is better.")
     assert holds(now, "alcohol"), now
 
@@ -242,7 +230,7 @@ def test_a_word_after_the_kind_in_a_statement_of_none_is_not_its_kind(acme):
 def test_a_person_named_in_one_memory_and_described_in_another_leaves_neither_behind(acme):
     # The rules keep the name apart ("The user's boyfriend's name is Nils."), the general path the whole
     # sentence: both are the old value.
-    texts = told_in_turn(acme, "ines", "my boyfriend Nils teaches maths at a secondary school",
+    texts = told_in_turn(make_user(acme, "ines"), "my boyfriend Nils teaches maths at a secondary school",
                          "nils is my husband now!! 💍 small wedding, just family")
     assert not any(mentions(text, ("boyfriend", "Nils")) for text in texts), texts
     assert any(mentions(text, ("husband",)) for text in texts), texts
@@ -283,7 +271,7 @@ def test_the_value_a_memory_names_is_read_without_the_full_stop_after_it():
      ("paralegal",)),
 ])
 def test_a_later_life_state_ends_the_earlier_one(acme, before, after, old, new):
-    now = told_in_turn(acme, "ilse", before, after)
+    now = told_in_turn(make_user(acme, "ilse"), before, after)
     assert holds(now, *new) and not holds(now, *old), now
 
 
@@ -305,16 +293,20 @@ def test_a_value_with_a_hyphen_said_to_be_over_ends_among_many_memories(acme):
 
 def test_a_relatives_later_state_leaves_the_users_own_state(acme):
     """A cousin's baby ends no pregnancy of the user's; a state already said as the later one stays."""
-    now = told_in_turn(acme, "wren", "I'm 20 weeks pregnant.", "My cousin's baby was born yesterday, a girl!")
+    now = told_in_turn(make_user(acme, "wren"),
+                       "I'm 20 weeks pregnant.", "My cousin's baby was born yesterday, a girl!")
     assert holds(now, "pregnant"), now
-    now = told_in_turn(acme, "yuki", "My knee has healed after the surgery.", "My wrist has healed too, finally.")
+    now = told_in_turn(make_user(acme, "yuki"),
+                       "My knee has healed after the surgery.", "My wrist has healed too, finally.")
     assert holds(now, "knee"), now
 
 
 def test_a_new_instruction_replaces_the_old_one_about_the_same_thing_only(acme):
-    now = told_in_turn(acme, "odile", "Always answer me in Dutch please.", "pls reply in italian from now on")
+    now = told_in_turn(make_user(acme, "odile"),
+                       "Always answer me in Dutch please.", "pls reply in italian from now on")
     assert holds(now, "italian") and not holds(now, "Dutch"), now
-    now = told_in_turn(acme, "piet", "Never use emojis with me.", "Could you keep your answers brief? Thanks")
+    now = told_in_turn(make_user(acme, "piet"),
+                       "Never use emojis with me.", "Could you keep your answers brief? Thanks")
     assert holds(now, "emojis") and holds(now, "brief"), now
 
 
@@ -326,7 +318,7 @@ def test_a_new_instruction_replaces_the_old_one_about_the_same_thing_only(acme):
      ("plumber",)),
 ])
 def test_a_value_replaced_in_its_slot_ends_what_said_it_again_beside_it(acme, before, after, old, kept):
-    now = told_in_turn(acme, "oona", before, after)
+    now = told_in_turn(make_user(acme, "oona"), before, after)
     assert holds(now, "vegetarian") and not holds(now, *old), now
     assert not kept or holds(now, *kept), now
 
@@ -340,7 +332,7 @@ def test_a_value_replaced_in_its_slot_ends_what_said_it_again_beside_it(acme, be
     ("Our cat is called Mango.", "Mango crossed the rainbow bridge on Sunday, she was 17.", "cat", "rainbow"),
 ])
 def test_news_of_someone_told_by_name_says_who_they_are_and_ends_the_old_value(acme, before, after, who, new):
-    now = told_in_turn(acme, "maren", before, after)
+    now = told_in_turn(make_user(acme, "maren"), before, after)
     news = [text for text in now if new in text]
     assert len(news) == 1 and who in news[0].lower(), now
     assert not any(before.split()[-1].rstrip(".") in text and new not in text for text in now), now
