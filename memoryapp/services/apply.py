@@ -565,6 +565,7 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, n
         return
     user_key = draft.user.external_id.lower()
     doer = None  # someone named whom the statement is news of: looked up once, when a memory of the user's could end
+    who = ""  # how texts call the user: looked up once, when first needed
     said_now = [episode.id for episode in draft.sources]
     answered = new_id is None
     for phrase in ends:
@@ -582,7 +583,8 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, n
             if _names_the_value(wanted, phrase, _stems(memory.text))
         ]
         if doer is None and any(memory.subject == user_key for memory in matching):
-            doer = someone_named_first(draft.text, user_display_name(draft.user)) or ""
+            who = who or user_display_name(draft.user)
+            doer = someone_named_first(draft.text, who) or ""
         if doer:
             matching = [memory for memory in matching
                         if memory.subject != user_key or doer in _WORD.findall(memory.text)]
@@ -593,7 +595,8 @@ def ended_close(*, ends: Sequence[str], draft: MemoryDraft, said_at: datetime, n
             reason = f"{memory.attribute or 'statement'} ended: the user said {phrase!r} is over"
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
             if not answered:
-                _answers_in_place_of(memory, new_id=new_id, draft=draft, who=user_display_name(draft.user))
+                who = who or user_display_name(draft.user)
+                _answers_in_place_of(memory, new_id=new_id, draft=draft, who=who)
                 answered = True
 
 
@@ -907,7 +910,7 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
         if not described or described.lower() in text.lower():
             return text
         if at.start() == 0:
-            return f"{described[:1].upper()}{described[1:]} {text}"
+            return f"{sentence(described)} {text}"
         if text.lower().startswith(who.lower()):
             described = f"their {word}"  # the user said first: "The user's household rehomed their cat Mochi"
         return f"{text[:at.start()]}{described} {text[at.start():]}"
