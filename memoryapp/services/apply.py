@@ -619,6 +619,12 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:born|arrived|gave birth|birth of|had (?:the|our|my|her|their|a) (?:baby|little)|welcomed (?:a|our|their)"
      r"|newborn|baby (?:girl|boy)|it'?s a (?:girl|boy)|\d+\s*(?:lbs?|pounds?)\s*\d+\s*(?:oz|ounces?))\b",
      _THEIR_CHILD_OR_PARTNER, True),
+    # how many children, in one more ("We had our third in May!" after "has two kids")
+    (r"\bha(?:s|ve) (?:one|two|three|four|five|\d) (?:kids|children|boys|girls|sons|daughters)\b"
+     r"|\bha(?:s|ve) (?:a|one) (?:kid|child|son|daughter)\b",
+     r"\b(?:had|welcomed) (?:their|our|his|her) (?:second|third|fourth|fifth|sixth|2nd|3rd|4th|5th|6th)\b"
+     r"(?! (?:anniversary|birthday|date|time|go|attempt|try|round|dose|jab|session|lesson|appointment|interview))",
+     None, False),
     # trying for a child, in a pregnancy
     (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
      r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER), False),
@@ -627,6 +633,28 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"|in (?:their|his|her) (?:first|second|third|final|last|\w+th) year)",
      r"\b(?:graduated|graduating|dropped out|finished (?:their|his|her|the) (?:degree|studies|course|phd|masters))\b",
      None, False),
+    # school, in the next one ("just started uni in Glasgow" after "is at school", "started reception" after nursery)
+    (r"\b(?:at|in|goes to|attends) (?:a |the )?(?:[\w'-]+ ){0,2}(?:nursery|preschool|pre-school|playgroup|primary"
+     r"|school|secondary|sixth form|high school)\b|\bin year \d+\b",
+     r"\bstarted (?:at )?(?:a |the |their |his |her )?(?:new )?(?:uni|university|college|secondary|sixth form|reception"
+     r"|high school|big school|year \d+)\b", None, False),
+    # working for oneself, then for an employer ("gone in-house at an agency", "taken a salaried job")
+    (r"\b(?:freelanc\w*|self-employed|self employed|(?:their|his|her) own boss|contractor)\b",
+     r"\b(?:in-house|salaried|permanent (?:job|role|position|contract)|(?:on|joined) (?:the|a) payroll)\b",
+     None, False),
+    # a doctorate or a degree under way, in its end ("passed their viva", "handed in their thesis")
+    (r"\b(?:doing|studying for|working on|writing up|in the middle of) (?:a|an|their|his|her) (?:\w+ )?(?:phd|doctorate"
+     r"|dphil|masters|master's|mba|degree|dissertation|thesis)\b",
+     r"\b(?:passed (?:their|his|her|the) (?:viva|defen[cs]e|finals)|defended (?:their|his|her) (?:thesis|dissertation)"
+     r"|(?:got|earned|was awarded|received) (?:their|his|her) (?:phd|doctorate|masters|degree)|graduated"
+     r"|dropped out|(?:officially )?dr\.? [A-Z]\w+)", None, False),
+    # a home, in moving to another ("got the keys to their new house", "moved into a bigger flat")
+    (r"\b(?:lives?|living|rents?|renting|owns?) (?:in )?(?:a|an|the|their|his|her) (?:[\w-]+ ){0,3}(?:flat|house"
+     r"|apartment|bungalow|studio|cottage|terrace|semi|condo|townhouse|maisonette|houseboat|caravan)\b",
+     r"\b(?:(?:got|picked up) the keys to|moved (?:in)?to|moving (?:in)?to|bought|completed on|closed on)"
+     r" (?:a|an|their|his|her|the) (?:new |first |bigger |smaller |own )?(?:[\w-]+ ){0,2}(?:flat|house|apartment"
+     r"|bungalow|studio|cottage|place|home|condo|townhouse|maisonette)\b|\bmoved (?:house|home)\b",
+     None, False),
     # an illness, an injury or its treatment, in a recovery
     (r"\b(?:chemo\w*|cancer|treatment|broken|broke (?:my|their|his|her)|fractured?"
      r"|in (?:a|the) (?:cast|plaster|sling|boot)|long covid|covid|pneumonia|shingles|slipped disc|mono|injur(?:y|ed)"
@@ -634,6 +662,15 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:recovered|remission|all clear|(?:scan|test|results?) (?:was|were|is|are|came back) clear|healed|cured"
      r"|cancer[- ]free|(?:cast|plaster|boot|sling) (?:is|was|came|comes) off|done with (?:treatment|chemo)"
      r"|rang the bell)\b", None, False),
+    # a habit, in time kept off it ("three months smoke free", "a year sober")
+    (r"\b(?:smok(?:es|er|ing|e)|cigarettes?|fags|vap(?:es|er|ing|e))\b",
+     r"\b(?:smoke[- ]free|nicotine[- ]free|vape[- ]free"
+     r"|(?:quit|stopped|gave up|given up) (?:smoking|vaping|cigarettes))\b",
+     None, False),
+    (r"\b(?:drinks? (?:a lot|heavily|too much|alcohol|wine|beer|every)|drinker|alcohol|booze)\b",
+     r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal"
+     r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
+     None, False),
     # working from home, then in the office; in the office, then from home
     (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
      r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None, False),
@@ -907,7 +944,9 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
         # in the user's word when the old text has one ("stepdad", not the key "stepfather")
         word = kind[1] if kind and not (relation and kind[1] in relation.split()) else relation
         described = f"{possessive(who)} {word}" if word else ""
-        if not described or described.lower() in text.lower():
+        # said already, by the news itself or as the old memory said it ("lost our dog Rex")
+        said = rf"\b(?:{re.escape(described)}|{re.escape(word)}) {re.escape(name)}\b" if described else ""
+        if not described or re.search(said, text, re.I):
             return text
         if at.start() == 0:
             return f"{sentence(described)} {text}"

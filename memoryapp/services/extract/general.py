@@ -38,7 +38,7 @@ from .lexicon import (
     looks_like_job,
     relative_key,
 )
-from .timeparse import with_dates_named
+from .timeparse import MONTHS, WEEKDAYS, with_dates_named
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
 GENERAL_IMPORTANCE = 5
@@ -46,13 +46,16 @@ SOURCES = frozenset({"user"})  # the general path reads only what the user says 
 
 # Slots whose value is a name: a statement without one ("I've moved 9 times") is kept outside them.
 _NAMED_SLOTS = frozenset({"city", "hometown", "employer", "workplace", "school"})
-_CAPITALISED = re.compile(r"(?<=\w)\W+(?-i:[A-Z])")  # after the first word
+_CAPITALISED = re.compile(r"(?<=\w)\W+(?P<word>(?-i:[A-Z])[\w'-]*)")  # after the first word
+# capitalised words that name no place nor organisation ("had our third in May!", "so I moved on")
+_NO_NAME = frozenset({*MONTHS, *WEEKDAYS, "i", "i'm", "i've", "i'd", "i'll", "im", "ive", "ok", "okay", "omg", "lol"})
 _LOWERCASE_PLACE = re.compile(r"\b(?:to|in|at|for|from)\s+(?!(?:the|a|an|my|our|his|her|their|this|that)\b)[a-z]{3,}")
 
 
 def _names_something(piece: str) -> bool:
     """A capitalised word after the first; in a message typed all in lower case, a word after "to", "in"..."""
-    return bool(_CAPITALISED.search(piece) or (piece == piece.lower() and _LOWERCASE_PLACE.search(piece)))
+    return (any(found["word"].lower() not in _NO_NAME for found in _CAPITALISED.finditer(piece))
+            or (piece == piece.lower() and bool(_LOWERCASE_PLACE.search(piece))))
 
 
 # ...and slots of a partner: a message without a word of one says nothing of theirs.
@@ -88,9 +91,10 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|no more(?! than)|did(?:n't| not) (?:last|work out)"
                 # "I'm back on normal food", "back on days" (not "my back on the left")
                 r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
-                r"|divorced|left|stopped|moved|relocated"
+                r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
-                r"|changed (?:my|our) minds?|cut (?:down|back)")
+                r"|changed (?:my|our) minds?|cut (?:down|back)|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
+                r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 # ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
 _DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
@@ -140,7 +144,7 @@ INTRODUCTION_MARGIN = 0.25
 _CHANGE_PIECE = re.compile(
     r"^(?:(?:i|we|i've|we've|ive|i have|we have|i'm|we're)\s+)?"
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
-    r"(?:moved|relocated|upgraded|downgraded|downsized|switched|swapped|traded|sold|bought|got|adopted|quit|left"
+    r"(?:moved|relocated|emigrated|upgraded|downgraded|downsized|switched|swapped|traded|sold|bought|got|adopted|quit|left"
     r"|joined|started|retired|graduated|turned|transferred|passed|became|married|divorced|broke up|split up|gave up"
     r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up"
     r"|back (?:at|in|on) (?:work|school|uni|university|college|the office|the gym|days|nights))\b"
@@ -150,6 +154,12 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
+# One of the user's people or animals, by who they were and perhaps their name, or by a name alone.
+_SOMEONE_LOST = (rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})(?![\w'-])"
+                 r"|(?-i:[A-Z])[\w'-]+(?![\w'-])(?<!'s))")
+# ...lost for good, not for a while ("lost Bella in the shop for five minutes", "lost Max at the park, found him")
+_NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twenty )?(?:minutes?|mins?|seconds?"
+                    r"|hours?|bit|while|moment)|found (?:him|her|them|it)|turned up|came back|showed up)\b)")
 # The death of one of the user's people or animals, told by name or by who they were ("Biscuit passed away
 # peacefully this morning", "Grandad died in his sleep", "our old cat Tiger died"): news that holds for good, which
 # the classifier, hearing "this morning" and grief, takes for passing (margins -0.65 to -0.01), is durable whatever
@@ -159,7 +169,11 @@ _SOMEONES_DEATH = re.compile(
     r"^(?![^?]*\?)"
     rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})\b(?:\s+(?-i:[A-Z])[\w'-]+)?"
     r"|(?!(?:i|it|this|that|he|she|they|we)\b)(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
-    rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{_DEATH})", re.I)
+    rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{_DEATH})"
+    # ...or as the bereaved say it: "sadly we lost Salt last week", "I lost my nan in March" (not "lost my nan's
+    # ring", "we lost to Arsenal", "lost my keys")
+    r"|^(?![^?]*\?)(?:\W*(?:sadly|so|well|unfortunately|tragically|and|but)\b)*\W*(?:i|we)(?:'ve|\s+have|\s+had)?\s+"
+    rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}", re.I)
 # "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
 # when it does not know the name.
 _FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
@@ -175,6 +189,12 @@ _HABIT = re.compile(
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:on|at)\s+(?:weekends|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
     r"|(?:once|twice|three times|four times|\d+ times)\s+a\s+(?:day|week|month|year))\b", re.I)
+# Time kept off a habit ("three months smoke free today!", "a year sober", "100 days alcohol-free"): what holds now,
+# however much its "today" sounds like a mood to the classifier.
+_ABSTINENCE = re.compile(r"\b(?:days?|weeks?|months?|years?)\s+(?:(?:smoke|alcohol|booze|drink|nicotine|vape|sugar"
+                         r"|caffeine|drug|gambling)[- ]free|sober|clean|dry"
+                         r"|off (?:the )?(?:booze|drink|cigarettes|fags))\b"
+                         r"|\b(?:sober|smoke[- ]free|alcohol[- ]free) (?:for|since)\b", re.I)
 # One of the user's people coming to live with them or leaving their home: news of the user's household (what they
 # said before of the one who lives with them stays theirs: "My grandmother lives with us.").
 _IN_OR_OUT_OF_THE_HOME = re.compile(r"\b(?:moved|moving|moves|has moved|is moving) (?:in with (?:me|us)|out(?! of))\b",
@@ -189,6 +209,8 @@ _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
+                        r"|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
+                        r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew"
                         rf"|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
@@ -212,7 +234,9 @@ _ENDED = (
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|outgr[eo]wn|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
-               r"|(?:had|have|decided|needed) to (?:stop|give up|quit|sell)"
+               r"|(?:had|have|decided|needed) to (?:stop|give up|quit|sell|pull out of|drop out of|withdraw from)"
+               r"|pulled out of|dropped out of|withdrew from|did(?:n't| not) renew"
+               r"|(?:decided )?not (?:to )?renew(?:ing)?"
                rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}",
                re.I),
     re.compile(r"\b(?:no longer|no more(?! than))\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)"
@@ -223,6 +247,12 @@ _ENDED = (
                rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
+    # "I let my season ticket go", "let our gym membership lapse"
+    re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
+    # "we lost our dog Rex", "sadly we lost Salt": over, by their name
+    re.compile(r"\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+"
+               rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})\s+)?"
+               r"(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s)" + _NOT_FOR_A_WHILE, re.I),
     # "I used to live in Leeds", "used to be vegetarian", "we used to have a dog called Max": over, by its name
     re.compile(r"\bused to\s+(?:be|live in|live|work (?:at|for|in|as)|work|have|own|drive|go to|attend|study at"
                r"|play)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
@@ -1114,7 +1144,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     def bar(piece: str) -> float:
         if _SOMEONES_DEATH.search(piece) and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
-        if _FAN.search(piece) or _HABIT.search(piece):
+        if _FAN.search(piece) or _HABIT.search(piece) or _ABSTINENCE.search(piece):
             return -FORM_MARGIN
         if _CHANGE_PIECE.search(piece):
             return -CHANGE_PIECE_MARGIN
@@ -1134,6 +1164,13 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if (kept_before and _GOES_ON.match(piece) and continued.get(piece, piece) == piece
                 and not any(piece == c[0] for c in chosen) and not _covered(piece, own, subject)):
             chosen.append((piece, kind))
+    # ...and, the other way, the piece such a kept piece goes on from, when that one is near the bar ("Chopped all
+    # my hair off, | it's a pixie cut now"): alone, the "it" says nothing of what it is about.
+    for before, piece, margin, kind in zip(found[:-1], found[1:], margins[:-1], kinds[:-1], strict=True):
+        if (any(piece == c[0] for c in chosen) and _GOES_ON.match(piece) and continued.get(piece, piece) == piece
+                and not any(before == c[0] for c in chosen) and margin > -CHANGE_MARGIN
+                and not _covered(before, own, subject)):
+            chosen.append((before, kind))
     ending = [c for c in chosen if _ENDS_ONLY.search(c[0])]
     if message_changes and ending:
         # "I quit German, doing Mandarin now": when the piece that only ends the old value is durable, so is
@@ -1184,6 +1221,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute == "city" and a_stay(piece, for_a_day=True):
             attribute = ""  # "in Berlin right now for a conference": a stay, beside the home
+        if _SOMEONES_DEATH.search(piece) or _ABSTINENCE.search(piece):
+            # whatever the family model hears in grief ("sadly we lost Salt": city) or in "a year sober" (job):
+            # services.apply files news of a death where what it ends was, the slot of the one who died
+            attribute = ""
         if attribute and single and (about, attribute) in filled:
             if message_changes and _WAS.search(_SUBORDINATE.sub("", piece)):
                 continue  # what the old value was like ("vegan was too hard"): it must not stay current

@@ -802,6 +802,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:(?:it|today|yesterday|sunday|saturday)? ?(?:was|is) |(?:I )?(?:just )?had )?my (?P<value>\d{1,3})"
      r"(?:st|nd|rd|th) (?:birthday|bday)\b(?!.*\b(?:next|coming|soon|will|plans?|planning|tomorrow|in \d+)\b)",
      _age),
+    # "it's my 30th today!": the birthday is today (not "it's my 3rd time here", "my 30th is next week")
+    (r"(?:it is|it's|its|today is|today's) my (?P<value>\d{1,3})(?:st|nd|rd|th)(?: (?:birthday|bday))?(?: today)?"
+     r"(?=\s*(?:$|[,.;:!?]|(?:lol|haha|omg|and|so|woo+|yay)\b))", _age),
     # "celebrated my 53rd with a curry": a birthday kept, said by its number alone
     (r"(?:I |we )?(?:celebrated|celebrating|survived|enjoyed|spent) my (?P<value>\d{1,3})(?:st|nd|rd|th)"
      r"(?: (?:birthday|bday))?(?=\s*(?:$|[,.;:!?]|(?:with|at|in|on|yesterday|today|last|this|by|and|but|lol)\b))",
