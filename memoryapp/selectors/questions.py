@@ -141,7 +141,9 @@ _ASKING_WORDS = frozenset(
     "a an the of in on at to for and or with is are am was were be been being do does did have has had what which"
     " who whom whose where when why how any anything some something there their they them this that these those"
     " it its you your can could would should will about from by as into up out much many kind sort type name"
-    " called call like usually often get got go going".split())
+    " called call like usually often get got go going"
+    # when, not what: "where does the user work now?" asks nothing of "The user is watching Severance now."
+    " now currently nowadays still anymore today".split())
 
 
 _PLURAL = re.compile(r"(?:(?<=[^aeiou])ies|(?:(?<=ss)|(?<=sh)|(?<=ch)|(?<=x))es|(?<!s)s)$")

@@ -637,11 +637,20 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\b(?:at|in|goes to|attends) (?:a |the )?(?:[\w'-]+ ){0,2}(?:nursery|preschool|pre-school|playgroup|primary"
      r"|school|secondary|sixth form|high school)\b|\bin year \d+\b",
      r"\bstarted (?:at )?(?:a |the |their |his |her )?(?:new )?(?:uni|university|college|secondary|sixth form|reception"
-     r"|high school|big school|year \d+)\b", None, False),
+     r"|high school|big school|year \d+)\b|\bfinished (?:their|his|her) (?:a-levels|a levels|gcses|highers|exams"
+     r"|leaving cert|sixth form|high school|school)\b|\bleft school\b", None, False),
+    # nights, then days; full time, then part time (and back)
+    (r"\b(?:night (?:shifts?|worker)|works? nights|on nights)\b",
+     r"\b(?:(?:swapped|switched|moved|changed|gone|back) (?:on)?to days|day shifts?|on days)\b", None, False),
+    (r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", r"\bpart[- ]time\b", None, False),
+    (r"\bpart[- ]time\b", r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", None, False),
     # working for oneself, then for an employer ("gone in-house at an agency", "taken a salaried job")
     (r"\b(?:freelanc\w*|self-employed|self employed|(?:their|his|her) own boss|contractor)\b",
      r"\b(?:in-house|salaried|permanent (?:job|role|position|contract)|(?:on|joined) (?:the|a) payroll)\b",
      None, False),
+    # single, in someone new ("seeing a lovely guy called Dev")
+    (r"\bsingle\b", r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married|new (?:boyfriend"
+     r"|girlfriend|partner))\b", None, False),
     # a doctorate or a degree under way, in its end ("passed their viva", "handed in their thesis")
     (r"\b(?:doing|studying for|working on|writing up|in the middle of) (?:a|an|their|his|her) (?:\w+ )?(?:phd|doctorate"
      r"|dphil|masters|master's|mba|degree|dissertation|thesis)\b",

@@ -310,6 +310,16 @@ def test_a_weekend_has_its_saturdays(acme):
     assert texts(ask(alex, "what do I do on weekends?", k=1)) == ["Every Saturday morning Alex goes for a 10k run."]
 
 
+def test_now_in_a_question_is_no_word_of_what_it_asks(acme):
+    """ "where does Ines work now?" shared its "now" with "Ines is watching Severance now." and none of its words
+    with where she works: the word leg raised the series above the job."""
+    ines = make_user(acme, "ines")
+    for text in ("Ines is watching Severance now.", "Ines moved over to the pharmacy counter at Walgreens."):
+        make_memory(ines, text)
+    for hit in ask(ines, "where does Ines work now?", k=2, min_score=-5).hits:
+        assert hit.components["words"] == 0, hit.item.text
+
+
 @pytest.fixture
 def casey(acme):
     """A user who has told of their people only, through the write path."""

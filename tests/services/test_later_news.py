@@ -1,7 +1,7 @@
 """More news in everyday words (issue 17): a bereavement as the bereaved say it, endings said as letting something
-go, not renewing or pulling out, life states that end in later ones (a new home, a finished doctorate, the next
-school, one more child, an employer after freelancing, time off a habit), and switches to a service that are no
-home. Sentences written for these tests, not taken from the evaluation corpus. Real model, real database."""
+go, not renewing, pulling out or packing in, a last day at work, life states that end in later ones (a new home, a
+finished doctorate, the next school, one more child, an employer after freelancing, time off a habit, an all-clear,
+days after nights, part time after full time, dating after single). Sentences written for these tests, not taken from the evaluation corpus. Real model, real database."""
 
 import pytest
 
@@ -31,6 +31,9 @@ def test_someone_lost_for_a_while_is_no_bereavement(acme):
     ("I'm an English Heritage member.", "Didn't renew English Heritage this year.", ("member",), ("renew",)),
     ("I'm training for the Great North Run.", "I've had to pull out of the Great North Run, dodgy knee.",
      ("training",), ("pull out",)),
+    ("I'm doing Whole30.", "I've packed in Whole30, too strict.", ("doing",), ("packed in",)),
+    ("My girlfriend is called Tasha.", "Tasha and I are done.", ("girlfriend's name",), ("done",)),
+    ("I work for Argos.", "Yesterday was my last day at Argos.", ("Ines works",), ("no longer", "Argos")),
 ])
 def test_letting_go_not_renewing_and_pulling_out_end_the_old_value(acme, before, after, old, new):
     texts = told_in_turn(make_user(acme, "ines"), before, after)
@@ -46,6 +49,10 @@ def test_letting_go_not_renewing_and_pulling_out_end_the_old_value(acme, before,
     ("I have two daughters.", "We welcomed our third on Monday, a little boy.", ("two daughters",)),
     ("I'm a freelance copywriter.", "I've taken an in-house role at a bank.", ("freelance",)),
     ("I smoke about ten a day.", "Two months smoke-free today!", ("ten a day",)),
+    ("My mum has breast cancer.", "Mum got the all clear this morning!", ("cancer",)),
+    ("I work nights at the sorting office.", "I've switched to days, finally sleeping normally.", ("nights",)),
+    ("I work full time at the library.", "I've dropped to part-time at the library.", ("full time",)),
+    ("I'm single.", "I've started dating a guy from my climbing gym.", ("single",)),
 ])
 def test_a_later_state_ends_the_earlier_one(acme, before, after, old):
     texts = told_in_turn(make_user(acme, "kofi"), before, after)

@@ -94,7 +94,8 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
                 r"|changed (?:my|our) minds?|cut (?:down|back)|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
-                r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew")
+                r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
+                r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 # ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
 _DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
@@ -174,6 +175,12 @@ _SOMEONES_DEATH = re.compile(
     # ring", "we lost to Arsenal", "lost my keys")
     r"|^(?![^?]*\?)(?:\W*(?:sadly|so|well|unfortunately|tragically|and|but)\b)*\W*(?:i|we)(?:'ve|\s+have|\s+had)?\s+"
     rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}", re.I)
+# The end of an illness, told as its news ("Dad got the all clear today!", "Got the all clear from the consultant"):
+# it holds for good and ends the illness (services.apply.LATER_STATES), however much "today!" sounds like a mood.
+_ALL_CLEAR = re.compile(
+    r"^(?![^?]*\?)(?:(?:i|we|(?:my|our)\s+(?:[\w'-]+\s+){0,2}?"
+    rf"(?:{alternatives({*RELATIVES, *PETS})})|(?-i:[A-Z])[\w'-]+)(?:'ve|'s|\s+has|\s+have)?\s+)?"
+    r"(?:(?:just|finally|officially)\s+)*(?:got|been given|was given|had)\s+the all[- ]clear\b", re.I)
 # "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
 # when it does not know the name.
 _FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
@@ -210,7 +217,7 @@ _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
                         r"|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
-                        r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew"
+                        r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
                         rf"|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
@@ -231,6 +238,7 @@ _INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?
                               r"(?=(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
+               r"|packed in|jacked in|binned off|knocked on the head"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|outgr[eo]wn|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
@@ -242,11 +250,15 @@ _ENDED = (
     re.compile(r"\b(?:no longer|no more(?! than))\s+(?:an?\s+)?(?P<old>[^,.;!?]+?)"
                r"(?=\s+(?:since|because|after|now|so|but|and)\b|[,.;:!?]|$)", re.I),
     re.compile(r"(?:^|\b(?:and|but|so)\s+)(?P<old>(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+and\s+(?:i|me)\s+"
-               rf"(?:have\s+)?(?:broke up|split up|split|separated|divorced|called it quits|{_FELL_OUT})\b", re.I),
+               rf"(?:have\s+)?(?:broke up|split up|split|separated|divorced|called it quits|called it a day"
+               rf"|are (?:done|over|finished|through)|{_FELL_OUT})\b", re.I),
     re.compile(r"\b(?:i|me)\s+and\s+(?P<old>(?-i:[A-Z])[\w'-]+)\s+"
                rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
+    # "I haven't baked in ages", "haven't been to church in months": a habit over, by what it was
+    re.compile(r"\bha(?:ve|s)(?:n't| not) (?:been (?:to |on |in )?)?(?P<old>[^,.;!?]+?) in (?:ages|months|years"
+               r"|a (?:long )?while|forever)\b", re.I),
     # "I let my season ticket go", "let our gym membership lapse"
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
@@ -1142,7 +1154,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str) -> float:
-        if _SOMEONES_DEATH.search(piece) and not _MAKE_BELIEVE.match(episode.content):
+        if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
         if _FAN.search(piece) or _HABIT.search(piece) or _ABSTINENCE.search(piece):
             return -FORM_MARGIN

@@ -854,6 +854,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     # ...and a job ended by its last day: "last day at Target was Friday"
     (rf"(?:my |the )?last (?:day|shift|week) (?:at|with) (?P<employer>{_PROPER})"
      r" (?:was|is today)\b", _left_job),
+    # ...or the day first: "today was my last day at Amazon" (not "Friday is my last day": still there)
+    (r"(?:(?:today|yesterday|friday|this week|last week) )?(?:was|today is) my last (?:day|shift|week) (?:at|with) "
+     rf"(?P<employer>{_PROPER})", _left_job),
     (
         rf"(?:I|we) (?:live|am living|are living|have lived|have been living|reside|am based|are based) in {_VALUE}",
         _city,
