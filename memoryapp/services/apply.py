@@ -701,6 +701,7 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:moved out|moving out|(?:moved|moving) in(?:to)? (?:a|an|their|his|her|the) (?:\w+ )?(?:flat|flatshare|house"
      r"|houseshare|apartment|place|home|studio|room)"
      r"|(?:got|has|have) (?:their|his|her) own (?:place|flat|house|apartment)"
+     r"|renting (?:a|an|their|his|her) (?:\w+ )?(?:flat|studio|place|house|room|apartment|bedsit)"
      r"|bought (?:a|their|his|her) (?:first )?(?:place|flat|house|home|apartment))\b",
      None, False),
     # living alone, then with someone

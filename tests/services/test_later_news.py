@@ -1,7 +1,8 @@
-"""More news in everyday words (issue 17): a bereavement as the bereaved say it, endings said as letting something
-go, not renewing, pulling out or packing in, a last day at work, life states that end in later ones (a new home, a
+"""More news in everyday words (issue 17): a bereavement as the bereaved say it; endings said as letting something
+go, not renewing, pulling out or packing in, a last day at work; life states that end in later ones (a new home, a
 finished doctorate, the next school, one more child, an employer after freelancing, time off a habit, an all-clear,
-days after nights, part time after full time, dating after single). Sentences written for these tests, not taken from the evaluation corpus. Real model, real database."""
+days after nights, part time after full time, dating after single); who the speaker is, said alone. Sentences
+written for these tests, not taken from the evaluation corpus. Real model, real database."""
 
 import pytest
 
@@ -53,6 +54,7 @@ def test_letting_go_not_renewing_and_pulling_out_end_the_old_value(acme, before,
     ("I work nights at the sorting office.", "I've switched to days, finally sleeping normally.", ("nights",)),
     ("I work full time at the library.", "I've dropped to part-time at the library.", ("full time",)),
     ("I'm single.", "I've started dating a guy from my climbing gym.", ("single",)),
+    ("I still live with my mum and dad.", "I'm renting a room in a house share now.", ("mum and dad",)),
 ])
 def test_a_later_state_ends_the_earlier_one(acme, before, after, old):
     texts = told_in_turn(make_user(acme, "kofi"), before, after)
@@ -80,3 +82,10 @@ def test_what_it_goes_on_about_is_kept_with_it(acme):
     texts = current_texts(user)
     assert holds(texts, "kitchen", "green"), texts
     assert not any("said:" in text for text in texts), texts
+
+
+def test_who_the_speaker_is_said_alone_is_a_memory(acme):
+    """ "I'm a Jehovah's Witness", "I'm not a morning person" were read just under the bar."""
+    user = make_user(acme, "ted")
+    tell(user, "I'm not a dog person.", "2025-02-01", "s")
+    assert holds(current_texts(user), "not", "dog person"), current_texts(user)

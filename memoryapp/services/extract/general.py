@@ -185,6 +185,13 @@ _ALL_CLEAR = re.compile(
 # when it does not know the name.
 _FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
                   r"(?:fan|supporter|fanatic|swiftie|belieber|stan)s?\b(?!\s+(?:of|club)\b)", re.I)
+# Who the speaker is, as a whole statement: a group they belong to by its name ("I'm a Jehovah's Witness", "I'm a
+# Capricorn") or the kind of person they are ("I'm not a morning person", "I'm a night owl"), which the classifier
+# reads near its bar.
+_IDENTITY = re.compile(r"^(?:i'm|im|i am)\s+(?:(?:not|definitely|totally|such|very much|really)\s+)*(?:a|an)\s+"
+                       r"(?:(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}"
+                       r"|(?:[\w'-]+\s+){0,2}(?:person|owl|lark|early bird|homebody|introvert|extrovert))"
+                       r"(?:\s+(?:at all|really|honestly|tbh|lol))?\W*$", re.I)
 # A habit said in the present with how often ("I bake sourdough every weekend", "we swim twice a week", "I visit my
 # nan on Sundays"): a routine, however little its words say to the classifier (not "I've been ill every day this
 # week", nor "I was up every night").
@@ -1156,7 +1163,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     def bar(piece: str) -> float:
         if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
-        if _FAN.search(piece) or _HABIT.search(piece) or _ABSTINENCE.search(piece):
+        if _FAN.search(piece) or _HABIT.search(piece) or _ABSTINENCE.search(piece) or _IDENTITY.search(piece):
             return -FORM_MARGIN
         if _CHANGE_PIECE.search(piece):
             return -CHANGE_PIECE_MARGIN
