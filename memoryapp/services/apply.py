@@ -954,10 +954,10 @@ def _said_who_they_are(text: str, old: Memory, who: str) -> str:
         # in the user's word when the old text has one ("stepdad", not the key "stepfather")
         word = kind[1] if kind and not (relation and kind[1] in relation.split()) else relation
         described = f"{possessive(who)} {word}" if word else ""
-        # said already, by the news itself or as the old memory said it ("lost our dog Rex")
-        said = rf"\b(?:{re.escape(described)}|{re.escape(word)}) {re.escape(name)}\b" if described else ""
-        if not described or re.search(said, text, re.I):
+        if not described or described.lower() in text.lower():
             return text
+        if re.search(rf"\b{re.escape(word)} {re.escape(name)}\b", text, re.I):
+            return text  # the news says who they are itself ("lost our dog Rex")
         if at.start() == 0:
             return f"{sentence(described)} {text}"
         if text.lower().startswith(who.lower()):

@@ -85,6 +85,10 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
     return bool(stay) and not _RESIDES.search(text)
 
 
+# Letting a value go without a word for ending it: "let my season ticket lapse", "pulled out of the marathon", "didn't
+# renew", "packed in the 5:2".
+_LET_GO = (r"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew"
+           r"|packed in|jacked in|binned off")
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
@@ -93,8 +97,7 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
                 r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
-                r"|changed (?:my|our) minds?|cut (?:down|back)|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
-                r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
+                rf"|changed (?:my|our) minds?|cut (?:down|back)|{_LET_GO}"
                 r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 # ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
@@ -155,9 +158,10 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
-# One of the user's people or animals, by who they were and perhaps their name, or by a name alone.
-_SOMEONE_LOST = (rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})(?![\w'-])"
-                 r"|(?-i:[A-Z])[\w'-]+(?![\w'-])(?<!'s))")
+# One of the user's people or animals by who they are ("my nan", "our old cat")...
+_ONE_OF_THEIRS = rf"(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})"
+# ...and, lost, by who they were or by a name alone.
+_SOMEONE_LOST = rf"(?:{_ONE_OF_THEIRS}(?![\w'-])|(?-i:[A-Z])[\w'-]+(?![\w'-])(?<!'s))"
 # ...lost for good, not for a while ("lost Bella in the shop for five minutes", "lost Max at the park, found him")
 _NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twenty )?(?:minutes?|mins?|seconds?"
                     r"|hours?|bit|while|moment)|found (?:him|her|them|it)|turned up|came back|showed up)\b)")
@@ -168,7 +172,7 @@ _NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twent
 # phone died").
 _SOMEONES_DEATH = re.compile(
     r"^(?![^?]*\?)"
-    rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})\b(?:\s+(?-i:[A-Z])[\w'-]+)?"
+    rf"(?:{_ONE_OF_THEIRS}\b(?:\s+(?-i:[A-Z])[\w'-]+)?"
     r"|(?!(?:i|it|this|that|he|she|they|we)\b)(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
     rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{_DEATH})"
     # ...or as the bereaved say it: "sadly we lost Salt last week", "I lost my nan in March" (not "lost my nan's
@@ -178,8 +182,7 @@ _SOMEONES_DEATH = re.compile(
 # The end of an illness, told as its news ("Dad got the all clear today!", "Got the all clear from the consultant"):
 # it holds for good and ends the illness (services.apply.LATER_STATES), however much "today!" sounds like a mood.
 _ALL_CLEAR = re.compile(
-    r"^(?![^?]*\?)(?:(?:i|we|(?:my|our)\s+(?:[\w'-]+\s+){0,2}?"
-    rf"(?:{alternatives({*RELATIVES, *PETS})})|(?-i:[A-Z])[\w'-]+)(?:'ve|'s|\s+has|\s+have)?\s+)?"
+    rf"^(?![^?]*\?)(?:(?:i|we|{_ONE_OF_THEIRS}|(?-i:[A-Z])[\w'-]+)(?:'ve|'s|\s+has|\s+have)?\s+)?"
     r"(?:(?:just|finally|officially)\s+)*(?:got|been given|was given|had)\s+the all[- ]clear\b", re.I)
 # "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
 # when it does not know the name.
@@ -223,9 +226,7 @@ _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
-                        r"|let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)"
-                        r"|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
-                        rf"|{_TAKEN_OFF}|{_FELL_OUT})\b"
+                        rf"|{_LET_GO}|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
 # What a change statement says is over: the old value it names. "swapped Lyon for Marseille", "switched from
@@ -270,8 +271,7 @@ _ENDED = (
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
     re.compile(r"\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+"
-               rf"(?:(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})\s+)?"
-               r"(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s)" + _NOT_FOR_A_WHILE, re.I),
+               rf"(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s){_NOT_FOR_A_WHILE}", re.I),
     # "I used to live in Leeds", "used to be vegetarian", "we used to have a dog called Max": over, by its name
     re.compile(r"\bused to\s+(?:be|live in|live|work (?:at|for|in|as)|work|have|own|drive|go to|attend|study at"
                r"|play)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
