@@ -89,3 +89,14 @@ def test_who_the_speaker_is_said_alone_is_a_memory(acme):
     user = make_user(acme, "ted")
     tell(user, "I'm not a dog person.", "2025-02-01", "s")
     assert holds(current_texts(user), "not", "dog person"), current_texts(user)
+
+
+@pytest.mark.parametrize(("named", "rehomed"), [
+    ("Bramble", "We had to rehome Bramble, she kept fighting with the other cat."),
+    ("Nala", "Had to rehome Nala, the new flat doesn't allow dogs."),
+])
+def test_rehoming_an_animal_ends_having_it(acme, named, rehomed):
+    """ "We had to rehome Monty" wrote nothing, or only its reason ("The user said: she kept fighting ...")."""
+    texts = told_in_turn(make_user(acme, "ruth"), f"We have a rescue called {named}.", rehomed)
+    assert not holds(texts, "have", named), texts
+    assert holds(texts, "rehome", named), texts

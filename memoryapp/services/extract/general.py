@@ -97,6 +97,7 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
                 r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
+                r"|rehomed|rehome|rehoming|gave away|given away"
                 rf"|changed (?:my|our) minds?|cut (?:down|back)|{_LET_GO}"
                 r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
