@@ -580,17 +580,16 @@ def _search(
 
 def kind_weighed(question_vector: np.ndarray, written: dict) -> dict:
     """{id: how likely the memory is of the kind of fact the question asks about}, for `written`: {id: (text, vector
-    as written, slot)}. The relevance adds KIND_WEIGHT times it to the cosine. The kind is read from the text (as
-    classifier.kind_agreement reads it) and, for a memory in a slot, from the slot the write path chose with the
+    as written, slot)}. The relevance adds KIND_WEIGHT times it to the cosine. The kind is read from the text
+    (classifier.kind_agreement) and, for a memory in a slot, from the slot the write path chose with the
     whole message before it (SLOT_WEIGHT of it): "The user joined Stripe in the week of 17 February 2025." reads
     as little of an employer, but it is the user's employer."""
     if not written:
         return {}
     keys = list(written)
-    asked = classifier.question_family_probabilities(question_vector)[0]
-    # classifier.kind_agreement, with the question's families read once for the slots too
-    agreement = classifier.family_probabilities([written[key][0] for key in keys],
-                                                np.vstack([written[key][1] for key in keys])) @ asked
+    asked = classifier.question_family_probabilities(question_vector)[0]  # read once, for the slots too
+    agreement = classifier.kind_agreement(question_vector, [written[key][0] for key in keys],
+                                          np.vstack([written[key][1] for key in keys]), asked=asked)
     kinds = {}
     for key, by_text in zip(keys, agreement, strict=True):
         families = _families_filling(written[key][2])

@@ -612,6 +612,7 @@ _PARTNERS = ("wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", 
 _PARTNER = f"(?:{'|'.join(_PARTNERS)})"
 _THEIR_CHILD_OR_PARTNER = re.compile(rf"(?:(?:new(?:born)? |baby |little )?(?:son|daughter|baby|child|kid|boy|girl"
                                      rf"|twins|little one)s?|{_PARTNER})")
+_FULL_TIME, _PART_TIME = r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", r"\bpart[- ]time\b"
 LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_of, partners)
                      for earlier, later, said_of, partners in (
     # a pregnancy ends in a birth
@@ -642,8 +643,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # nights, then days; full time, then part time (and back)
     (r"\b(?:night (?:shifts?|worker)|works? nights|on nights)\b",
      r"\b(?:(?:swapped|switched|moved|changed|gone|back) (?:on)?to days|day shifts?|on days)\b", None, False),
-    (r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", r"\bpart[- ]time\b", None, False),
-    (r"\bpart[- ]time\b", r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", None, False),
+    (_FULL_TIME, _PART_TIME, None, False),
+    (_PART_TIME, _FULL_TIME, None, False),
     # working for oneself, then for an employer ("gone in-house at an agency", "taken a salaried job")
     (r"\b(?:freelanc\w*|self-employed|self employed|(?:their|his|her) own boss|contractor)\b",
      r"\b(?:in-house|salaried|permanent (?:job|role|position|contract)|(?:on|joined) (?:the|a) payroll)\b",

@@ -337,13 +337,16 @@ def question_family_probabilities(vectors: np.ndarray, w: Weights | None = None)
 
 
 def kind_agreement(question_vector: np.ndarray, texts: list[str], vectors: np.ndarray,
-                   w: Weights | None = None) -> np.ndarray:
+                   w: Weights | None = None, *, asked: np.ndarray | None = None) -> np.ndarray:
     """(texts,): how likely each memory text (with its vector as written) is of the family of fact the question
-    asks about: the dot product of the question's family probabilities and the memory's."""
+    asks about: the dot product of the question's family probabilities and the memory's. `asked`: the question's
+    family probabilities, where the caller has them already."""
     if not texts:
         return np.zeros(0, dtype=np.float32)
     w = w or weights()
-    return family_probabilities(texts, vectors, w) @ question_family_probabilities(question_vector, w)[0]
+    if asked is None:
+        asked = question_family_probabilities(question_vector, w)[0]
+    return family_probabilities(texts, vectors, w) @ asked
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:

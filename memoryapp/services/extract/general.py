@@ -87,8 +87,9 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
 
 # Letting a value go without a word for ending it: "let my season ticket lapse", "pulled out of the marathon", "didn't
 # renew", "packed in the 5:2".
-_LET_GO = (r"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull(?:ed)? out of|dropped out of|did(?:n't| not) renew"
-           r"|packed in|jacked in|binned off")
+# (_GIVEN_UP: those said with what they end after them, as _ENDED reads them)
+_GIVEN_UP = r"pulled out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
+_LET_GO = rf"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull out of|{_GIVEN_UP}"
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
@@ -247,12 +248,12 @@ _INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?
                               r"(?=(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)", re.I)
 _ENDED = (
     re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
-               r"|packed in|jacked in|binned off|knocked on the head"
+               r"|knocked on the head"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|outgr[eo]wn|changed (?:my|our) minds? (?:about|on)"
                r"|broke up with|split up with|split from|separated from|moved out of|moved away from|retired from"
                r"|(?:had|have|decided|needed) to (?:stop|give up|quit|sell|pull out of|drop out of|withdraw from)"
-               r"|pulled out of|dropped out of|withdrew from|did(?:n't| not) renew"
+               rf"|{_GIVEN_UP}|withdrew from"
                r"|(?:decided )?not (?:to )?renew(?:ing)?"
                rf"|done with|finished with|off of|{_TAKEN_OFF}|{_FELL_OUT} with)\s+(?P<old>[^,.;!?]+?){_OLD_END}",
                re.I),
