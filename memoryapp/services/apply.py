@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
+from memoryapp.models.vectors import vectors_save
 from memoryapp.selectors.questions import NAME_SLOTS, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, single_valued
@@ -114,7 +115,7 @@ def _search_vectors_store(memory_ids: list[UUID]) -> None:
                               for memory in rows])
     for memory, vector in zip(rows, vectors, strict=True):
         memory.search_embedding = vector
-    Memory.objects.bulk_update(rows, ["search_embedding"])
+    vectors_save(rows, "search_embedding")
 
 
 def event_record(
@@ -612,6 +613,8 @@ _PARTNERS = ("wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", 
 _PARTNER = f"(?:{'|'.join(_PARTNERS)})"
 _THEIR_CHILD_OR_PARTNER = re.compile(rf"(?:(?:new(?:born)? |baby |little )?(?:son|daughter|baby|child|kid|boy|girl"
                                      rf"|twins|little one)s?|{_PARTNER})")
+_ANIMALS_COUNTED = ("dog", "cat", "rabbit", "guinea pig", "hamster", "chicken", "horse", "budgie", "parrot", "tortoise",
+                    "snake", "lizard", "ferret", "rat", "goat", "duck")
 _FULL_TIME, _PART_TIME = r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", r"\bpart[- ]time\b"
 LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_of, partners)
                      for earlier, later, said_of, partners in (
@@ -626,6 +629,13 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:had|welcomed) (?:their|our|his|her) (?:second|third|fourth|fifth|sixth|2nd|3rd|4th|5th|6th)\b"
      r"(?! (?:anniversary|birthday|date|time|go|attempt|try|round|dose|jab|session|lesson|appointment|interview))",
      None, False),
+    # how many animals of a kind, in one more ("We adopted a third cat" after "has two cats"; not a memory that names
+    # them: "has two cats, Tom and Jerry" stays, the count with it)
+    *((rf"\bha(?:s|ve) (?:two|three|four|five|six|\d+) {kind}s\b(?![^.;]*\b(?:named|called)\b)",
+       rf"\b(?:adopted|got|rescued|bought|took in|brought home|welcomed) (?:a|an|our|their|his|her)"
+       rf" (?:second|third|fourth|fifth|sixth|\d+(?:nd|rd|th)) {kind}\b"
+       rf"|\b(?:adopted|got|rescued|took in|brought home) another {kind}\b",
+       None, False) for kind in _ANIMALS_COUNTED),
     # trying for a child, in a pregnancy
     (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
      r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER), False),
@@ -638,7 +648,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\b(?:at|in|goes to|attends) (?:a |the )?(?:[\w'-]+ ){0,2}(?:nursery|preschool|pre-school|playgroup|primary"
      r"|school|secondary|sixth form|high school)\b|\bin year \d+\b",
      r"\bstarted (?:at )?(?:a |the |their |his |her )?(?:new )?(?:uni|university|college|secondary|sixth form|reception"
-     r"|high school|big school|year \d+)\b|\bfinished (?:their|his|her) (?:a-levels|a levels|gcses|highers|exams"
+     r"|high school|big school|(?:primary )?school|year \d+)\b"
+     r"|\bfinished (?:their|his|her) (?:a-levels|a levels|gcses|highers|exams"
      r"|leaving cert|sixth form|high school|school)\b|\bleft school\b", None, False),
     # nights, then days; full time, then part time (and back)
     (r"\b(?:night (?:shifts?|worker)|works? nights|on nights)\b",
@@ -675,10 +686,15 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # a habit, in time kept off it ("three months smoke free", "a year sober")
     (r"\b(?:smok(?:es|er|ing|e)|cigarettes?|fags|vap(?:es|er|ing|e))\b",
      r"\b(?:smoke[- ]free|nicotine[- ]free|vape[- ]free"
+     r"|^(?!.*\bwent\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without (?:a |any )?(?:cigarettes?|fags?|smoking"
+     r"|vap\w*)"
      r"|(?:quit|stopped|gave up|given up) (?:smoking|vaping|cigarettes))\b",
      None, False),
-    (r"\b(?:drinks? (?:a lot|heavily|too much|alcohol|wine|beer|every)|drinker|alcohol|booze)\b",
+    (r"\b(?:drinks? (?:a lot|heavily|too much|every|(?:[\w-]+ ){0,3}(?:alcohol|wine|beer|lager|cider|gin|vodka"
+     r"|whiske?y|rum|spirits|pints?))|drinker|alcohol|booze)\b",
      r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal"
+     r"|^(?!.*\bwent\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without (?:a |any )?(?:drinks?|drinking|alcohol"
+     r"|booze)"
      r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
      None, False),
     # working from home, then in the office; in the office, then from home

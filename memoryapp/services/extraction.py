@@ -125,7 +125,6 @@ def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: A
         .filter(pk__in=[e.pk for e in episodes], extraction=Episode.Extraction.PENDING)
         .values_list("pk", flat=True)
     )
-    finished = [e for e in episodes if e.pk in pending]
     operations: list[Operation] = []
     if episodes[0].user.memory_paused:
         outcome = Episode.Extraction.SKIPPED
@@ -134,9 +133,7 @@ def _apply_episodes(episodes: list[Episode], candidates: list[list], *, actor: A
         for episode, found in zip(episodes, candidates, strict=True):
             if episode.pk in pending:
                 operations += _apply_episode(episode, found, actor=actor)
-    for episode in finished:
-        episode.extraction = outcome
-    Episode.objects.bulk_update(finished, ["extraction"])
+    Episode.objects.filter(pk__in=pending).update(extraction=outcome)
     return operations
 
 

@@ -72,6 +72,11 @@ _CLAUSE_BREAK = re.compile(
 )
 # "I live in Lisbon and work at Globex": the second clause borrows the "I".
 _SHARED_SUBJECT_BREAK = re.compile(r",?\s+and\s+(?=(?:work|live|love|like|enjoy|hate|have|eat|moved|started)\b)", re.I)
+# ...when the first clause is the speaker's: said with "I" or "we", or with their "I" left out ("Retired last year
+# and moved to Spain", "Love hiking and live near the hills"); after someone else's ("Dad retired", "Tom got a job")
+# the second is theirs too.
+_SAID_BY_THE_SPEAKER = re.compile(r"(?:(?:just|also|recently|finally|then|now|still)\s+)?(?:i|i'm|im|i've|we|we're"
+                                  r"|we've|\w+ed|work|live|love|like|enjoy|hate|have|eat|got|quit|left|went)\b", re.I)
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -81,6 +86,9 @@ def split_clauses(sentence: str) -> list[str]:
             clauses.append(clause)  # "my sister lives in Paris and works at ...": her "I", not the user's
             continue
         first, *rest = _SHARED_SUBJECT_BREAK.split(clause)
+        if rest and not _SAID_BY_THE_SPEAKER.match(first.lstrip()):
+            clauses.append(clause)  # "Dad retired and moved back to Ireland": his move, not the user's
+            continue
         clauses += [first] + [f"I {part}" for part in rest]
     return [clause.strip() for clause in clauses if clause.strip()]
 

@@ -88,8 +88,9 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
 # Letting a value go without a word for ending it: "let my season ticket lapse", "pulled out of the marathon", "didn't
 # renew", "packed in the 5:2".
 # (_GIVEN_UP: those said with what they end after them, as _ENDED reads them)
-_GIVEN_UP = r"pulled out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off"
-_LET_GO = rf"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull out of|{_GIVEN_UP}"
+_GIVEN_UP = r"pulled out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off|paused"
+_LET_GO = (rf"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull out of|{_GIVEN_UP}"
+           r"|put [^,.;!?]+? on (?:hold|pause|ice|the back burner)")
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
 # switched to Italian" ends "learning French"); the others only say a single value changed.
 _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|dropped|no longer|not anymore|anymore"
@@ -213,7 +214,10 @@ _HABIT = re.compile(
 _ABSTINENCE = re.compile(r"\b(?:days?|weeks?|months?|years?)\s+(?:(?:smoke|alcohol|booze|drink|nicotine|vape|sugar"
                          r"|caffeine|drug|gambling)[- ]free|sober|clean|dry"
                          r"|off (?:the )?(?:booze|drink|cigarettes|fags))\b"
-                         r"|\b(?:sober|smoke[- ]free|alcohol[- ]free) (?:for|since)\b", re.I)
+                         r"|\b(?:sober|smoke[- ]free|alcohol[- ]free) (?:for|since)\b"
+                         # "Day ten without a cigarette", "two weeks without a drink" (not "went two days without")
+                         r"|^(?!.*\b(?:went|go|going)\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without"
+                         r" (?:a |any )?(?:cigarettes?|fags?|smoking|vap\w*|drinks?|drinking|alcohol|booze)\b", re.I)
 # One of the user's people coming to live with them or leaving their home: news of the user's household (what they
 # said before of the one who lives with them stays theirs: "My grandmother lives with us.").
 _IN_OR_OUT_OF_THE_HOME = re.compile(r"\b(?:moved|moving|moves|has moved|is moving) (?:in with (?:me|us)|out(?! of))\b",
@@ -269,6 +273,9 @@ _ENDED = (
     # "I haven't baked in ages", "haven't been to church in months": a habit over, by what it was
     re.compile(r"\bha(?:ve|s)(?:n't| not) (?:been (?:to |on |in )?)?(?P<old>[^,.;!?]+?) in (?:ages|months|years"
                r"|a (?:long )?while|forever)\b", re.I),
+    # "I've put Spanish on hold to focus on Japanese", "paused my Netflix": over for now, by its name
+    re.compile(r"\bput\s+(?P<old>[^,.;!?]+?)\s+on\s+(?:hold|pause|ice|the back burner)\b", re.I),
+    re.compile(r"\bpaus(?:ed|ing)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
     # "I let my season ticket go", "let our gym membership lapse"
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
@@ -1163,9 +1170,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str) -> float:
-        if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
+        if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece) or _ABSTINENCE.search(piece)) \
+                and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
-        if _FAN.search(piece) or _HABIT.search(piece) or _ABSTINENCE.search(piece) or _IDENTITY.search(piece):
+        if _FAN.search(piece) or _HABIT.search(piece) or _IDENTITY.search(piece):
             return -FORM_MARGIN
         if _CHANGE_PIECE.search(piece):
             return -CHANGE_PIECE_MARGIN

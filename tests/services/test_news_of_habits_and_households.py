@@ -1,0 +1,76 @@
+"""Everyday news of the twenty-ninth session (issue 17): someone else's news in two verbs stays theirs, putting
+something on hold ends it, time without a habit ends the habit, one more animal ends the count, a child starting
+school ends nursery. Sentences written for these tests, not taken from the evaluation corpus. Real model, real
+database."""
+
+import pytest
+
+from tests.factories import current_texts, holds, make_user, tell, told_in_turn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("news", [
+    "Dad retired and moved back to Cork.",
+    "Mum sold up and moved to the coast, she's in Whitby now.",
+    "Tariq got a job at Google and moved to London.",
+])
+def test_someone_elses_second_verb_is_theirs(acme, news):
+    """ "Dad retired and moved back to Ireland." was written "The user lives in Ireland.": the clause after "and" was
+    given the speaker's "I"."""
+    texts = told_in_turn(make_user(acme, "ana"), "I live in Leeds.", news)
+    assert holds(texts, "lives in Leeds"), texts
+    assert not any(text.startswith("The user lives in") and "Leeds" not in text for text in texts), texts
+
+
+def test_the_speakers_own_second_verb_is_still_theirs(acme):
+    texts = told_in_turn(make_user(acme, "ana"), "I live in Leeds.", "Retired last year and moved to Valencia.")
+    assert holds(texts, "lives in Valencia"), texts
+    assert not holds(texts, "Leeds"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "old"), [
+    ("I'm learning Portuguese.", "I've put Portuguese on hold to focus on my exams.", ("learning",)),
+    ("I'm doing a pottery course.", "Paused the pottery course until the baby's older.", ("doing",)),
+])
+def test_putting_something_on_hold_ends_it(acme, before, after, old):
+    texts = told_in_turn(make_user(acme, "bo"), before, after)
+    assert not holds(texts, *old), texts
+    assert texts, "the pause is kept"
+
+
+@pytest.mark.parametrize(("before", "after", "old"), [
+    ("I smoke a pack a day.", "Day twelve without a cigarette!", "pack"),
+    ("I drink a bottle of wine most nights.", "Three weeks without a drink now.", "wine"),
+])
+def test_time_without_a_habit_ends_it(acme, before, after, old):
+    """ "Day ten without a cigarette." wrote nothing (0.43 under the bar)."""
+    texts = told_in_turn(make_user(acme, "cy"), before, after)
+    assert not holds(texts, old), texts
+    assert holds(texts, "without"), texts
+
+
+def test_a_few_days_without_a_drink_once_is_no_end_of_drinking(acme):
+    texts = told_in_turn(make_user(acme, "cy"), "I drink a bottle of wine most nights.",
+                         "I went two days without a drink at the festival lol")
+    assert holds(texts, "wine"), texts
+
+
+def test_one_more_animal_ends_the_count(acme):
+    texts = told_in_turn(make_user(acme, "di"), "We have two rabbits.", "We rescued a third rabbit on Saturday.")
+    assert not holds(texts, "two rabbits"), texts
+    assert holds(texts, "third rabbit"), texts
+
+
+def test_one_more_animal_leaves_the_ones_named(acme):
+    texts = told_in_turn(make_user(acme, "di"), "We have two cats called Pip and Squeak.", "We adopted another cat.")
+    assert holds(texts, "Pip", "Squeak"), texts
+
+
+def test_starting_school_ends_nursery(acme):
+    user = make_user(acme, "ed")
+    tell(user, "My son is at nursery.", "2025-02-01", "first")
+    tell(user, "My son started school this September.", "2025-09-05", "later")
+    texts = current_texts(user)
+    assert not holds(texts, "nursery"), texts
+    assert holds(texts, "started school"), texts
