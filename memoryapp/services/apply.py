@@ -663,6 +663,9 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # single, in someone new ("seeing a lovely guy called Dev")
     (r"\bsingle\b", r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married|new (?:boyfriend"
      r"|girlfriend|partner))\b", None, False),
+    # going out with someone, in an engagement ("Chris proposed and I said yes!")
+    (r"\b(?:dating|seeing|going out with|in a relationship with)\b",
+     r"\b(?:engaged|proposed|popped the question|fianc[ée]e?)\b", None, False),
     # a doctorate or a degree under way, in its end ("passed their viva", "handed in their thesis")
     (r"\b(?:doing|studying for|working on|writing up|in the middle of) (?:a|an|their|his|her) (?:\w+ )?(?:phd|doctorate"
      r"|dphil|masters|master's|mba|degree|dissertation|thesis)\b",
@@ -678,10 +681,12 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      None, False),
     # an illness, an injury or its treatment, in a recovery
     (r"\b(?:chemo\w*|cancer|treatment|broken|broke (?:my|their|his|her)|fractured?"
-     r"|in (?:a|the) (?:cast|plaster|sling|boot)|long covid|covid|pneumonia|shingles|slipped disc|mono|injur(?:y|ed)"
+     r"|in (?:a|the) (?:cast|plaster|sling|boot)|(?:has|have|wears?|wearing|got) (?:\w+ )?(?:braces|stitches)"
+     r"|long covid|covid|pneumonia|shingles|slipped disc|mono|injur(?:y|ed)"
      r"|recovering|sick with|infection)\b",
      r"\b(?:recovered|remission|all clear|(?:scan|test|results?) (?:was|were|is|are|came back) clear|healed|cured"
-     r"|cancer[- ]free|(?:cast|plaster|boot|sling) (?:is|was|came|comes) off|done with (?:treatment|chemo)"
+     r"|cancer[- ]free|(?:cast|plaster|boot|sling|braces|stitches) (?:is|are|was|were|came|comes|come) off"
+     r"|done with (?:treatment|chemo)"
      r"|rang the bell)\b", None, False),
     # a habit, in time kept off it ("three months smoke free", "a year sober")
     (r"\b(?:smok(?:es|er|ing|e)|cigarettes?|fags|vap(?:es|er|ing|e))\b",

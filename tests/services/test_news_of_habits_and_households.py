@@ -74,3 +74,35 @@ def test_starting_school_ends_nursery(acme):
     texts = current_texts(user)
     assert not holds(texts, "nursery"), texts
     assert holds(texts, "started school"), texts
+
+
+def test_a_new_thing_told_by_its_arrival_replaces_the_old_one(acme):
+    """ "My new Pixel arrived today." wrote nothing (0.28 under the bar): the classifier hears the day's event."""
+    texts = told_in_turn(make_user(acme, "fi"), "My laptop is an old ThinkPad.", "My new MacBook Air has arrived!")
+    assert holds(texts, "MacBook"), texts
+    assert not holds(texts, "ThinkPad"), texts
+
+
+@pytest.mark.parametrize("said", ["My new book arrived today, can't wait to start it.",
+                                  "My new neighbours came round to say hi."])
+def test_a_new_arrival_of_no_lasting_kind_is_no_memory(acme, said):
+    user = make_user(acme, "fi")
+    tell(user, said, "2025-02-01", "s")
+    assert current_texts(user) == []
+
+
+def test_an_accepted_proposal_ends_dating(acme):
+    texts = told_in_turn(make_user(acme, "gil"), "I'm seeing a guy called Marek.", "Marek proposed and I said yes!!")
+    assert not holds(texts, "seeing"), texts
+    assert holds(texts, "proposed"), texts
+
+
+def test_a_proposal_of_plans_is_no_engagement(acme):
+    user = make_user(acme, "gil")
+    tell(user, "He proposed we go to Wagamama and I said yes.", "2025-02-01", "s")
+    assert current_texts(user) == []
+
+
+def test_braces_off_end_having_them(acme):
+    texts = told_in_turn(make_user(acme, "hal"), "I've got braces on my top teeth.", "My braces came off today!")
+    assert not holds(texts, "got braces"), texts

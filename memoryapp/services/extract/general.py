@@ -156,11 +156,18 @@ _CHANGE_PIECE = re.compile(
     r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up"
     r"|back (?:at|in|on) (?:work|school|uni|university|college|the office|the gym|days|nights))\b"
     r"|^\W*(?:finally|officially)\b"
+    # a proposal told by its answer ("Chris proposed and I said yes!"; not "he proposed we go for a curry")
+    r"|\b(?:proposed|popped the question)(?:\s+to\s+me)?\s*(?:[,;.!]|and\b).*\bi\s+said yes\b"
     # "now", "these days" say a change only of the speaker's own life ("people say Berlin is expensive now")
     r"|^(?=.*\b(?:i|i'm|im|i've|we|we're|we've|my|our|me|us)\b)"
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
+# A new thing the user keeps, told by its arrival ("My new iPhone 15 arrived this morning"; not a new book, a family of
+# its own): news of what they have now, which the classifier hears as the day's event.
+_ARRIVED = re.compile(r"^\W*(?:my|our)\s+new\s+(?:[\w'-]+\s+){1,3}(?:has\s+)?(?:arrived|turned up|got delivered"
+                      r"|was delivered|is here)\b", re.I)
+_THINGS_KEPT = frozenset({"phone", "car", "devices", "possessions"})
 # One of the user's people or animals by who they are ("my nan", "our old cat")...
 _ONE_OF_THEIRS = rf"(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})"
 # ...and, lost, by who they were or by a name alone.
@@ -182,11 +189,14 @@ _SOMEONES_DEATH = re.compile(
     # ring", "we lost to Arsenal", "lost my keys")
     r"|^(?![^?]*\?)(?:\W*(?:sadly|so|well|unfortunately|tragically|and|but)\b)*\W*(?:i|we)(?:'ve|\s+have|\s+had)?\s+"
     rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}", re.I)
-# The end of an illness, told as its news ("Dad got the all clear today!", "Got the all clear from the consultant"):
-# it holds for good and ends the illness (services.apply.LATER_STATES), however much "today!" sounds like a mood.
+# The end of an illness or a treatment, told as its news ("Dad got the all clear today!", "Got the all clear from the
+# consultant", "My braces came off today!"): it holds for good and ends the illness (services.apply.LATER_STATES),
+# however much "today!" sounds like a mood.
 _ALL_CLEAR = re.compile(
     rf"^(?![^?]*\?)(?:(?:i|we|{_ONE_OF_THEIRS}|(?-i:[A-Z])[\w'-]+)(?:'ve|'s|\s+has|\s+have)?\s+)?"
-    r"(?:(?:just|finally|officially)\s+)*(?:got|been given|was given|had)\s+the all[- ]clear\b", re.I)
+    r"(?:(?:just|finally|officially)\s+)*(?:got|been given|was given|had)\s+the all[- ]clear\b"
+    rf"|^\W*(?:(?:my|our|{_ONE_OF_THEIRS}'s)\s+)?(?:cast|plaster|braces|stitches)\s+(?:(?:just|finally)\s+)?"
+    r"(?:came|come|are|is|were|was)\s+off\b", re.I)
 # "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
 # when it does not know the name.
 _FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
@@ -1169,20 +1179,20 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # speaker's life (not the rest of the message: "we threw him a party" after "my dad turned 70"); so does
     # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
-    def bar(piece: str) -> float:
+    def bar(piece: str, kind: str) -> float:
         if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece) or _ABSTINENCE.search(piece)) \
                 and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
         if _FAN.search(piece) or _HABIT.search(piece) or _IDENTITY.search(piece):
             return -FORM_MARGIN
-        if _CHANGE_PIECE.search(piece):
+        if _CHANGE_PIECE.search(piece) or (_ARRIVED.search(piece) and kind in _THINGS_KEPT):
             return -CHANGE_PIECE_MARGIN
         return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0
 
     # "I'm Mia" opening a message that goes on ("I'm Mia, I'm a pharmacist in Leeds.", "Hey, I'm Tom. I'm 40"):
     # the speaker's name by its form, which the classifier, reading the whole message, often puts just under the bar
     chosen = [(piece, "name" if introduced else kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
-              if margin >= (-INTRODUCTION_MARGIN if (introduced := introduces_the_speaker(piece)) else bar(piece))
+              if margin >= (-INTRODUCTION_MARGIN if (introduced := introduces_the_speaker(piece)) else bar(piece, kind))
               and not _covered(piece, own, subject)]
     continued = _continued(found)
     # A piece going on with "it", "they"... about what a kept piece said, which no name resolves ("I got a new
