@@ -106,3 +106,19 @@ def test_a_proposal_of_plans_is_no_engagement(acme):
 def test_braces_off_end_having_them(acme):
     texts = told_in_turn(make_user(acme, "hal"), "I've got braces on my top teeth.", "My braces came off today!")
     assert not holds(texts, "got braces"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "old"), [
+    ("I've got an Xbox Series X.", "flogged the xbox on facebook marketplace, never played it", "got an Xbox"),
+    ("I'm on Instagram way too much.", "Deleted my Instagram account, best decision ever.", "too much"),
+])
+def test_selling_as_people_say_it_and_deleting_an_app_end_having_it(acme, before, after, old):
+    """ "flogged the ps5 on ebay" ended nothing: "flogged" was no word for selling."""
+    texts = told_in_turn(make_user(acme, "ida"), before, after)
+    assert not holds(texts, old), texts
+
+
+def test_deleting_photos_is_no_news(acme):
+    user = make_user(acme, "ida")
+    tell(user, "I deleted the photos from my phone.", "2025-02-01", "s")
+    assert current_texts(user) == []

@@ -99,7 +99,7 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
                 r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
-                r"|rehomed|rehome|rehoming|gave away|given away"
+                r"|rehomed|rehome|rehoming|gave away|given away|flogged|offloaded"
                 rf"|changed (?:my|our) minds?|cut (?:down|back)|{_LET_GO}"
                 r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
@@ -151,7 +151,8 @@ INTRODUCTION_MARGIN = 0.25
 _CHANGE_PIECE = re.compile(
     r"^(?:(?:i|we|i've|we've|ive|i have|we have|i'm|we're)\s+)?"
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
-    r"(?:moved|relocated|emigrated|upgraded|downgraded|downsized|switched|swapped|traded|sold|bought|got|adopted|quit|left"
+    r"(?:moved|relocated|emigrated|upgraded|downgraded|downsized|switched|swapped|traded|sold|flogged|offloaded|bought|got"
+    r"|adopted|quit|left|(?:deleted|uninstalled) (?:[\w'-]+ ){0,3}(?:apps?|accounts?|profiles?)"
     r"|joined|started|retired|graduated|turned|transferred|passed|became|married|divorced|broke up|split up|gave up"
     r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up"
     r"|back (?:at|in|on) (?:work|school|uni|university|college|the office|the gym|days|nights))\b"
@@ -239,7 +240,8 @@ _TAKEN_OFF = r"(?:switched|took|taken|came|come|weaned)\s+(?:(?:me|him|her|us|th
 _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 # A piece that only ends the old value ("I quit German", "Marco and I broke up", "I'm not vegan anymore"):
 # with a new value in the same message it is kept outside the slot, which the new value takes.
-_ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|broke up|split up|said goodbye|ditched"
+_ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|flogged|offloaded|broke up|split up|said goodbye"
+                        r"|ditched|deleted|uninstalled"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
                         rf"|{_LET_GO}|{_TAKEN_OFF}|{_FELL_OUT})\b"
@@ -261,7 +263,8 @@ _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+
 _INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?]+?)(?:\s*,\s*|\s+)"
                               r"(?=(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)", re.I)
 _ENDED = (
-    re.compile(r"\b(?:left|quit|sold|ditched|dropped|gave up|given up|got rid of|rehomed|rehome|stopped|divorced"
+    re.compile(r"\b(?:left|quit|sold|flogged|offloaded|ditched|dropped|gave up|given up|got rid of|rehomed|rehome"
+               r"|stopped|divorced|deleted|uninstalled"
                r"|knocked on the head"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
                r"|walked away from|recovered from|got over|outgr[eo]wn|changed (?:my|our) minds? (?:about|on)"
