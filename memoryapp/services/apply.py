@@ -793,13 +793,19 @@ def _aspects(instruction: str) -> set[str]:
     return {aspect for aspect, pattern in INSTRUCTION_ASPECTS.items() if pattern.search(instruction)}
 
 
+# What a preference of how to be answered is said of, in whatever slot it was kept ("The user likes short answers.")
+_OF_ANSWERS = r"\m(?:answers?|repl(?:y|ies)|responses?|explanations?)\M"
+
+
 def instruction_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
-    """A new standing instruction ends the user's earlier ones about nothing else than what it is about
-    (INSTRUCTION_ASPECTS): "answer in Portuguese" ends "reply in English"; "never use emojis" leaves it."""
+    """A new standing instruction ends the user's earlier ones, and their stated preferences of how to be answered,
+    about nothing else than what it is about (INSTRUCTION_ASPECTS): "answer in Portuguese" ends "reply in English",
+    "give me more detail from now on" ends "The user prefers short answers."; "never use emojis" leaves them."""
     aspects = _aspects(draft.text)
     if draft.user is None or not aspects:
         return
-    earlier = _held_when_said(draft, said_at, new_id).filter(attribute="instruction")
+    earlier = _held_when_said(draft, said_at, new_id).filter(
+        Q(attribute__in=["instruction", "communication"]) | Q(text__iregex=_OF_ANSWERS))
     for memory in earlier.defer(*VECTORS).distinct()[:PEOPLE_LOOKED_AT]:
         if (old := _aspects(memory.text)) and old <= aspects:
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a new instruction about it")

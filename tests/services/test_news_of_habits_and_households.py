@@ -122,3 +122,17 @@ def test_deleting_photos_is_no_news(acme):
     user = make_user(acme, "ida")
     tell(user, "I deleted the photos from my phone.", "2025-02-01", "s")
     assert current_texts(user) == []
+
+
+def test_an_instruction_ends_the_preference_of_answers_it_overrides(acme):
+    """ "Give me more detail from now on" left "The user prefers short answers." current beside it."""
+    texts = told_in_turn(make_user(acme, "jo"), "I prefer short answers.",
+                         "From now on give me detailed explanations please.")
+    assert not holds(texts, "short answers"), texts
+    assert holds(texts, "detailed"), texts
+
+
+def test_an_instruction_leaves_what_is_not_about_answers(acme):
+    texts = told_in_turn(make_user(acme, "jo"), "I like long walks on the beach.",
+                         "Please give me more detailed answers from now on.")
+    assert holds(texts, "long walks"), texts
