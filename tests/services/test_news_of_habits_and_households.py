@@ -136,3 +136,9 @@ def test_an_instruction_leaves_what_is_not_about_answers(acme):
     texts = told_in_turn(make_user(acme, "jo"), "I like long walks on the beach.",
                          "Please give me more detailed answers from now on.")
     assert holds(texts, "long walks"), texts
+
+
+def test_two_things_done_without_an_i_are_the_speakers(acme):
+    """ "Caved and bought an iPhone." was kept as said, in no slot: "Caved" was read as someone's name."""
+    texts = told_in_turn(make_user(acme, "kit"), "I have an Android phone.", "Caved and bought an iPhone.")
+    assert holds(texts, "Kit caved", "iPhone"), texts

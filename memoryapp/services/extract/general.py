@@ -650,7 +650,7 @@ def _named_before(who: str, text: str, at: int) -> bool:
 def _a_verb_first(piece: str) -> bool:
     """ "Dropped Portuguese and | went back to Spanish": a past tense first, with no verb after it, is what the
     speaker did, not someone's name ("Ted left Siemens", "Fred retired" name someone)."""
-    first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
+    first, second, rest = ([*piece.lower().split(None, 2), "", ""])[:3]
     if first in _ADVERBS:
         # "finally moved to Leeds", not "now it's just swimming", "now my aim is a half marathon", "still driving"
         return second not in _SUBJECTS and second not in _POSSESSIVES and not _is_gerund(second)
@@ -660,8 +660,10 @@ def _a_verb_first(piece: str) -> bool:
     verb = first in _PAST or bool(_STRONG_CHANGE.fullmatch(first))
     past = verb or (first.endswith("ed") and len(first) > 3)  # not "red wine"
     plural_or_verb = second.endswith("s") and not verb and piece.lstrip()[:1].isupper()
+    # "Caved and bought an iPhone": two things done (not "Jared and Ana moved")
+    two_done = second == "and" and rest.split(" ", 1)[0] in _PAST
     return past and not ((_says_what_was_done(second) and not verb) or plural_or_verb
-                         or second in _VERBS_AFTER_A_NAME)
+                         or (second in _VERBS_AFTER_A_NAME and not two_done))
 
 
 _ING_WORDS = frozenset({"bring", "sing", "ring", "swing", "sting", "cling", "fling", "string", "wring", "spring",
@@ -1355,7 +1357,7 @@ def _the_one_named_within(before: str, pronoun: str) -> str | None:
 
 def _lowercase_doer(piece: str) -> str | None:
     """ "tariq graduated": a name typed in lower case, as the one word before the piece's past tense, capitalized."""
-    first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
+    first, second, rest = ([*piece.lower().split(None, 2), "", ""])[:3]
     done = second in _PAST or (second.endswith("ed") and second not in _PRESENT_IN_ED)
     if not done or not first.isalpha() or first in _NOT_A_LEAD or first in _SUBJECTS or first in _POSSESSIVES:
         return None
