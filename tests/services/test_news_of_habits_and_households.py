@@ -142,3 +142,21 @@ def test_two_things_done_without_an_i_are_the_speakers(acme):
     """ "Caved and bought an iPhone." was kept as said, in no slot: "Caved" was read as someone's name."""
     texts = told_in_turn(make_user(acme, "kit"), "I have an Android phone.", "Caved and bought an iPhone.")
     assert holds(texts, "Kit caved", "iPhone"), texts
+
+
+def test_a_farewell_by_name_ends_what_the_one_lost_had(acme):
+    texts = told_in_turn(make_user(acme, "lev"), "Our rabbit is called Clover.", "RIP Clover 2016-2025 💔")
+    assert not holds(texts, "called Clover"), texts
+    assert holds(texts, "RIP", "Clover"), texts
+
+
+def test_an_age_said_with_today_is_the_users_age(acme):
+    texts = told_in_turn(make_user(acme, "lev"), "I'm 29.", "30 today, send cake")
+    assert holds(texts, "30 years old"), texts
+    assert not holds(texts, "29"), texts
+
+
+def test_a_count_said_with_today_is_no_age(acme):
+    user = make_user(acme, "lev")
+    tell(user, "Had 2 today, trying to cut down", "2025-02-01", "s")
+    assert not holds(current_texts(user), "years old"), current_texts(user)

@@ -189,7 +189,9 @@ _SOMEONES_DEATH = re.compile(
     # ...or as the bereaved say it: "sadly we lost Salt last week", "I lost my nan in March" (not "lost my nan's
     # ring", "we lost to Arsenal", "lost my keys")
     r"|^(?![^?]*\?)(?:\W*(?:sadly|so|well|unfortunately|tragically|and|but)\b)*\W*(?:i|we)(?:'ve|\s+have|\s+had)?\s+"
-    rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}", re.I)
+    rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}"
+    # ...or as a farewell: "RIP Mochi, 2009-2025", "rest in peace my lovely nan"
+    rf"|^\W*(?:rip|r\.i\.p\.?|rest in peace)\s+{_SOMEONE_LOST}", re.I)
 # The end of an illness or a treatment, told as its news ("Dad got the all clear today!", "Got the all clear from the
 # consultant", "My braces came off today!"): it holds for good and ends the illness (services.apply.LATER_STATES),
 # however much "today!" sounds like a mood.
@@ -294,6 +296,8 @@ _ENDED = (
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
     re.compile(r"\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+"
                rf"(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s){_NOT_FOR_A_WHILE}", re.I),
+    # "RIP Mochi": over, by their name
+    re.compile(rf"^\W*(?:rip|r\.i\.p\.?|rest in peace)\s+(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)", re.I),
     # "I used to live in Leeds", "used to be vegetarian", "we used to have a dog called Max": over, by its name
     re.compile(r"\bused to\s+(?:be|live in|live|work (?:at|for|in|as)|work|have|own|drive|go to|attend|study at"
                r"|play)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),

@@ -809,6 +809,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:I |we )?(?:celebrated|celebrating|survived|enjoyed|spent) my (?P<value>\d{1,3})(?:st|nd|rd|th)"
      r"(?: (?:birthday|bday))?(?=\s*(?:$|[,.;:!?]|(?:with|at|in|on|yesterday|today|last|this|by|and|but|lol)\b))",
      _age),
+    # "42 today, feeling old": a birthday said by the age alone (an age: not "2 today")
+    (r"(?:I am )?(?P<value>1[3-9]|[2-9]\d|1[01]\d)(?: years old)? (?P<changed>today)"
+     r"(?=\s*(?:$|[,.;:!?]|(?:and|so|lol|haha|omg|woo+|yay|feeling)\b))", _age),
     # "finally 18!!", "officially 30 today": an age said as news
     (r"(?:I am )?(?P<changed>finally|officially) (?P<value>\d{1,3})(?: years old)?(?: today| this week)?\W*$", _age),
     (rf"I am (?P<value>{alternatives(RELATIONSHIP_STATUSES)})\b", _relationship),
