@@ -88,7 +88,7 @@ def a_stay(text: str, *, for_a_day: bool = False) -> bool:
 # Letting a value go without a word for ending it: "let my season ticket lapse", "pulled out of the marathon", "didn't
 # renew", "packed in the 5:2".
 # (_GIVEN_UP: those said with what they end after them, as _ENDED reads them)
-_GIVEN_UP = r"pulled out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off|paused"
+_GIVEN_UP = r"pulled out of|dropped out of|did(?:n't| not) renew|packed in|jacked in|binned off|paused(?! to\b)"
 _LET_GO = (rf"let (?:my|our|the) [^,.;!?]+? (?:go|lapse|expire)|pull out of|{_GIVEN_UP}"
            r"|put [^,.;!?]+? on (?:hold|pause|ice|the back burner)")
 # Words that say the world changed. Replacement cues also end a value in a many-valued slot ("I
@@ -99,7 +99,7 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|back to|(?<!my )(?<!the )back on(?! track)|went back|upgraded|downgraded|sold|broke up|split up"
                 r"|divorced|left|stopped|moved|relocated|emigrated"
                 r"|retired|traded|ditched|said goodbye|recovered|got over|stepped away|renamed|remarried"
-                r"|rehomed|rehome|rehoming|gave away|given away|flogged|offloaded"
+                r"|rehomed|rehome|rehoming|gave away|given away|flogged"
                 rf"|changed (?:my|our) minds?|cut (?:down|back)|{_LET_GO}"
                 r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
@@ -151,7 +151,7 @@ INTRODUCTION_MARGIN = 0.25
 _CHANGE_PIECE = re.compile(
     r"^(?:(?:i|we|i've|we've|ive|i have|we have|i'm|we're)\s+)?"
     r"(?:(?:just|finally|officially|recently|actually|now)\s+)*"
-    r"(?:moved|relocated|emigrated|upgraded|downgraded|downsized|switched|swapped|traded|sold|flogged|offloaded|bought|got"
+    r"(?:moved|relocated|emigrated|upgraded|downgraded|downsized|switched|swapped|traded|sold|flogged|bought|got"
     r"|adopted|quit|left|(?:deleted|uninstalled) (?:[\w'-]+ ){0,3}(?:apps?|accounts?|profiles?)"
     r"|joined|started|retired|graduated|turned|transferred|passed|became|married|divorced|broke up|split up|gave up"
     r"|changed|replaced|went back|back to|done with|no longer|not \w+ anymore|took up"
@@ -242,7 +242,7 @@ _TAKEN_OFF = r"(?:switched|took|taken|came|come|weaned)\s+(?:(?:me|him|her|us|th
 _FELL_OUT = r"(?:fell out|had (?:a |an )?(?:\w+ )?falling[- ]out)"
 # A piece that only ends the old value ("I quit German", "Marco and I broke up", "I'm not vegan anymore"):
 # with a new value in the same message it is kept outside the slot, which the new value takes.
-_ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|flogged|offloaded|broke up|split up|said goodbye"
+_ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|flogged|broke up|split up|said goodbye"
                         r"|ditched|deleted|uninstalled"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
@@ -265,7 +265,7 @@ _INSTEAD = re.compile(r"\s*,?\s*\b(?:instead of|rather than)\s+(?P<old>[^,.;!?]+
 _INSTEAD_FRONTED = re.compile(r"^\W*(?:instead of|rather than)\s+(?P<old>[^,.;!?]+?)(?:\s*,\s*|\s+)"
                               r"(?=(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b)", re.I)
 _ENDED = (
-    re.compile(r"\b(?:left|quit|sold|flogged|offloaded|ditched|dropped|gave up|given up|got rid of|rehomed|rehome"
+    re.compile(r"\b(?:left|quit|sold|flogged|ditched|dropped|gave up|given up|got rid of|rehomed|rehome"
                r"|stopped|divorced|deleted|uninstalled"
                r"|knocked on the head"
                r"|cancell?ed|unsubscribed from|moved on from|stepped down from|resigned from|stepped away from"
@@ -290,7 +290,7 @@ _ENDED = (
                r"|a (?:long )?while|forever)\b", re.I),
     # "I've put Spanish on hold to focus on Japanese", "paused my Netflix": over for now, by its name
     re.compile(r"\bput\s+(?P<old>[^,.;!?]+?)\s+on\s+(?:hold|pause|ice|the back burner)\b", re.I),
-    re.compile(r"\bpaus(?:ed|ing)\s+(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
+    re.compile(r"\bpaus(?:ed|ing)\s+(?!to\b)(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
     # "I let my season ticket go", "let our gym membership lapse"
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
