@@ -160,3 +160,11 @@ def test_a_count_said_with_today_is_no_age(acme):
     user = make_user(acme, "lev")
     tell(user, "Had 2 today, trying to cut down", "2025-02-01", "s")
     assert not holds(current_texts(user), "years old"), current_texts(user)
+
+
+def test_a_day_named_before_news_is_no_one_doing_it(acme):
+    """ "Results day!! Got into Durham for law." was written "Results Got into Durham for law.": "Results" was read
+    as someone's name, the news as theirs."""
+    user = make_user(acme, "max")
+    tell(user, "Results day!! Got into Durham for law.", "2025-08-14", "s")
+    assert holds(current_texts(user), "Max got into Durham"), current_texts(user)

@@ -1340,7 +1340,8 @@ def _continued(found: list[str]) -> dict[str, str]:
                 continued.setdefault(before, named + before[len(named):])
                 continued[piece] = f"{named} {piece}"
             continue
-        if _says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece):
+        if (_says_what_was_done(piece.split(" ", 1)[0].lower()) and not _OWN_SUBJECT.match(piece)
+                and _does_something(before, lead)):
             continued[piece] = f"{lead[1]} {piece}"
         elif pronoun and _the_one_person(before, lead[1], pronoun[1].lower()):
             # "Becky's quit teaching, | she's retraining as a counsellor": Becky's news, not the speaker's;
@@ -1430,6 +1431,16 @@ _ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", 
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
+def _does_something(piece: str, lead: re.Match) -> bool:
+    """Whether the piece's lead is someone doing something ("Tariq graduated", "Becky's quit"), not a capital in a
+    name for a day ("Results day!!", "Moving day"): the word after a name is a verb."""
+    if not lead[1][:1].isupper() or lead[1].endswith("'s"):
+        return True  # "my sister ...", "she ...", "Becky's ..."
+    after = piece[lead.end():].split(" ", 1)[0].lower().strip(".,;:!?")
+    return (after in _VERBS_AFTER_A_NAME or after in _ADVERBS or _says_what_was_done(after)
+            or _third_person_form(after))
+
+
 _NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so",
                          "and", "but", "also", "then", "now", "just", "finally", "today", "yesterday", "last",
                          "next", "big", "good", "update", "sadly", "well",
