@@ -168,3 +168,10 @@ def test_a_day_named_before_news_is_no_one_doing_it(acme):
     user = make_user(acme, "max")
     tell(user, "Results day!! Got into Durham for law.", "2025-08-14", "s")
     assert holds(current_texts(user), "Max got into Durham"), current_texts(user)
+
+
+def test_a_last_shift_said_with_its_day_ends_the_job(acme):
+    texts = told_in_turn(make_user(acme, "ned"), "I work at Homebase.",
+                         "Last shift at Homebase today, onwards and upwards.")
+    assert "Ned works at Homebase." not in texts, texts
+    assert holds(texts, "no longer works at Homebase"), texts

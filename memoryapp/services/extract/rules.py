@@ -856,7 +856,7 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
      r"(?P<changed>made|promoted) me (?:to )?(?:a |an |the )?(?P<job>.+)", _work(job_checked=True)),
     # ...and a job ended by its last day: "last day at Target was Friday"
     (rf"(?:my |the )?last (?:day|shift|week) (?:at|with) (?P<employer>{_PROPER})"
-     r" (?:was|is today)\b", _left_job),
+     r" (?:was|is today|today|yesterday)\b", _left_job),
     # ...or the day first: "today was my last day at Amazon" (not "Friday is my last day": still there)
     (r"(?:(?:today|yesterday|friday|this week|last week) )?(?:was|today is) my last (?:day|shift|week) (?:at|with) "
      rf"(?P<employer>{_PROPER})", _left_job),
