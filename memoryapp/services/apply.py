@@ -20,7 +20,6 @@ from pgvector.django import CosineDistance
 from memoryapp import embeddings
 from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
-from memoryapp.models.vectors import vectors_save
 from memoryapp.selectors.questions import NAME_SLOTS, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, single_valued
@@ -115,7 +114,7 @@ def _search_vectors_store(memory_ids: list[UUID]) -> None:
                               for memory in rows])
     for memory, vector in zip(rows, vectors, strict=True):
         memory.search_embedding = vector
-    vectors_save(rows, "search_embedding")
+    Memory.objects.bulk_update(rows, ["search_embedding"])
 
 
 def event_record(

@@ -1350,6 +1350,16 @@ def _continued(found: list[str]) -> dict[str, str]:
     return continued
 
 
+def _does_something(piece: str, lead: re.Match) -> bool:
+    """Whether the piece's lead is someone doing something ("Tariq graduated", "Becky's quit"), not a capital in a
+    name for a day ("Results day!!", "Moving day"): the word after a name is a verb."""
+    if not lead[1][:1].isupper() or lead[1].endswith("'s"):
+        return True  # "my sister ...", "she ...", "Becky's ..."
+    after = piece[lead.end():].split(" ", 1)[0].lower().strip(".,;:!?")
+    return (after in _VERBS_AFTER_A_NAME or after in _ADVERBS or _says_what_was_done(after)
+            or _third_person_form(after))
+
+
 def _the_one_named_within(before: str, pronoun: str) -> str | None:
     """The one of the user's people a piece names after its start ("my mum" in "I'm a carer for my mum"), when
     nobody else is named in it and the pronoun agrees with them."""
@@ -1362,7 +1372,7 @@ def _the_one_named_within(before: str, pronoun: str) -> str | None:
 
 def _lowercase_doer(piece: str) -> str | None:
     """ "tariq graduated": a name typed in lower case, as the one word before the piece's past tense, capitalized."""
-    first, second, rest = ([*piece.lower().split(None, 2), "", ""])[:3]
+    first, second = ([*piece.lower().split(None, 2), "", ""])[:2]
     done = second in _PAST or (second.endswith("ed") and second not in _PRESENT_IN_ED)
     if not done or not first.isalpha() or first in _NOT_A_LEAD or first in _SUBJECTS or first in _POSSESSIVES:
         return None
@@ -1431,16 +1441,6 @@ _ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", 
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
-def _does_something(piece: str, lead: re.Match) -> bool:
-    """Whether the piece's lead is someone doing something ("Tariq graduated", "Becky's quit"), not a capital in a
-    name for a day ("Results day!!", "Moving day"): the word after a name is a verb."""
-    if not lead[1][:1].isupper() or lead[1].endswith("'s"):
-        return True  # "my sister ...", "she ...", "Becky's ..."
-    after = piece[lead.end():].split(" ", 1)[0].lower().strip(".,;:!?")
-    return (after in _VERBS_AFTER_A_NAME or after in _ADVERBS or _says_what_was_done(after)
-            or _third_person_form(after))
-
-
 _NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so",
                          "and", "but", "also", "then", "now", "just", "finally", "today", "yesterday", "last",
                          "next", "big", "good", "update", "sadly", "well",
