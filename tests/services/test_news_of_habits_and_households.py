@@ -175,3 +175,10 @@ def test_a_last_shift_said_with_its_day_ends_the_job(acme):
                          "Last shift at Homebase today, onwards and upwards.")
     assert "Ned works at Homebase." not in texts, texts
     assert holds(texts, "no longer works at Homebase"), texts
+
+
+def test_me_and_someone_named_own_what_is_ours(acme):
+    """ "Me and Jake got our own flat" was written "The user and Jake got the user's own flat"."""
+    user = make_user(acme, "oli")
+    tell(user, "Me and Jake got our own flat together in Headingley!", "2025-02-01", "s")
+    assert holds(current_texts(user), "Oli and Jake got their own flat"), current_texts(user)

@@ -1485,7 +1485,8 @@ _BOTH_PARENTS = re.compile(r"(?:(?:my|our)\s+)?(?:mum|mom|mother|dad|father)\s+(
 # "my wife and I", "Jake and I", "me and my boyfriend": the user and one of theirs, as one subject
 _WE_TWO = re.compile(r"^(?:(?:my|our|the)\s+(?P<theirs>(?:\w+\s+)?[\w'-]+)|(?P<name>(?-i:[A-Z])[\w'-]+))"
                      r"\s+(?:and|&)\s+(?:I|me)\b"
-                     r"|^(?:me|I)\s+(?:and|&)\s+(?:my|our)\s+(?P<theirs_after>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\b",
+                     r"|^(?:me|I)\s+(?:and|&)\s+(?:(?:my|our)\s+(?P<theirs_after>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
+                     r"|(?P<name_after>(?-i:[A-Z])[\w'-]+))\b",
                      re.I)
 
 
@@ -1503,7 +1504,7 @@ def someone_named_first(text: str, who: str) -> str | None:
 
 def _the_two_of_them(match: re.Match, who: str) -> str:
     theirs = match["theirs"] or match["theirs_after"]
-    return f"{who} and their {theirs}" if theirs else f"{who} and {match['name']}"
+    return f"{who} and their {theirs}" if theirs else f"{who} and {match['name'] or match['name_after']}"
 
 
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", re.I)
