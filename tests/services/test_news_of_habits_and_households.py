@@ -78,9 +78,9 @@ def test_starting_school_ends_nursery(acme):
 
 def test_a_new_thing_told_by_its_arrival_replaces_the_old_one(acme):
     """ "My new Pixel arrived today." wrote nothing (0.28 under the bar): the classifier hears the day's event."""
-    texts = told_in_turn(make_user(acme, "fi"), "My laptop is an old ThinkPad.", "My new MacBook Air has arrived!")
-    assert holds(texts, "MacBook"), texts
-    assert not holds(texts, "ThinkPad"), texts
+    texts = told_in_turn(make_user(acme, "fi"), "I have a Samsung Galaxy S21.", "My new Pixel 8 arrived this morning.")
+    assert holds(texts, "Pixel"), texts
+    assert not holds(texts, "Galaxy"), texts
 
 
 @pytest.mark.parametrize("said", ["My new book arrived today, can't wait to start it.",
