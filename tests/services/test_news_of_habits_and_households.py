@@ -182,3 +182,12 @@ def test_me_and_someone_named_own_what_is_ours(acme):
     user = make_user(acme, "oli")
     tell(user, "Me and Jake got our own flat together in Headingley!", "2025-02-01", "s")
     assert holds(current_texts(user), "Oli and Jake got their own flat"), current_texts(user)
+
+
+def test_how_the_speaker_is_said_alone_is_no_memory(acme):
+    """ "deleted all the dating apps, I'm done" wrote "The user is done." beside the news."""
+    user = make_user(acme, "pat")
+    tell(user, "deleted all the dating apps, I'm done", "2025-02-01", "s")
+    texts = current_texts(user)
+    assert holds(texts, "deleted", "dating apps"), texts
+    assert not any(text.rstrip(".").endswith("is done") for text in texts), texts

@@ -164,6 +164,9 @@ _CHANGE_PIECE = re.compile(
     r".*(?:\b(?:as of|no longer|anymore|these days|nowadays)\b|(?<!right )\bnow\W*$)",
     re.I,
 )
+# How the speaker is, said alone ("deleted all the dating apps, | I'm done"): "The user is done." tells nothing.
+_SAYS_NOTHING = re.compile(r"\W*(?:i'm|i am|im|we're|we are)\s+(?:(?:so|just|totally|officially|finally)\s+)?"
+                           r"(?:done|over it|finished|good|fine|ok|okay|sorted|ready|back|here)\W*", re.I)
 # A new thing the user keeps, told by its arrival ("My new iPhone 15 arrived this morning"; not a new book, a family of
 # its own): news of what they have now, which the classifier hears as the day's event.
 _ARRIVED = re.compile(r"^\W*(?:my|our)\s+new\s+(?:[\w'-]+\s+){1,3}(?:has\s+)?(?:arrived|turned up|got delivered"
@@ -1245,7 +1248,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
                 and not _CHANGE.search(piece)):
             continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
         text = third_person(without_old(said), who)
-        if not text or len(text) < 8:
+        if not text or len(text) < 8 or _SAYS_NOTHING.fullmatch(said):
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(said, text, subject=subject, who=who)
