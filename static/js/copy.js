@@ -16,6 +16,8 @@ document.addEventListener("click", (event) => {
     if (!field) { window.prompt("Copy the full id:", value); return; }
     button.textContent = document.execCommand("copy") ? "Copied" : "Press Ctrl+C";
   };
-  if (navigator.clipboard) navigator.clipboard.writeText(value).then(copied, fallback);
+  // ...or one that neither answers nor refuses (a browser waiting on a permission, a busy machine): after a second
+  const unanswered = new Promise((_, reject) => setTimeout(reject, 1000));
+  if (navigator.clipboard) Promise.race([navigator.clipboard.writeText(value), unanswered]).then(copied, fallback);
   else fallback();
 });
