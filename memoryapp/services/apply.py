@@ -614,6 +614,14 @@ _THEIR_CHILD_OR_PARTNER = re.compile(rf"(?:(?:new(?:born)? |baby |little )?(?:so
                                      rf"|twins|little one)s?|{_PARTNER})")
 _ANIMALS_COUNTED = ("dog", "cat", "rabbit", "guinea pig", "hamster", "chicken", "horse", "budgie", "parrot", "tortoise",
                     "snake", "lizard", "ferret", "rat", "goat", "duck")
+
+
+def _time_without(habit: str) -> str:
+    """ "Day ten without a cigarette": time kept off a habit, as a later state's pattern (not "went two days without
+    a drink at the festival")."""
+    return rf"^(?!.*\bwent\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without (?:a |any )?(?:{habit})"
+
+
 _FULL_TIME, _PART_TIME = r"\b(?:full[- ]time|9[- ]to[- ]5|nine[- ]to[- ]five)\b", r"\bpart[- ]time\b"
 LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_of, partners)
                      for earlier, later, said_of, partners in (
@@ -689,17 +697,13 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"|rang the bell)\b", None, False),
     # a habit, in time kept off it ("three months smoke free", "a year sober")
     (r"\b(?:smok(?:es|er|ing|e)|cigarettes?|fags|vap(?:es|er|ing|e))\b",
-     r"\b(?:smoke[- ]free|nicotine[- ]free|vape[- ]free"
-     r"|^(?!.*\bwent\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without (?:a |any )?(?:cigarettes?|fags?|smoking"
-     r"|vap\w*)"
-     r"|(?:quit|stopped|gave up|given up) (?:smoking|vaping|cigarettes))\b",
+     r"\b(?:smoke[- ]free|nicotine[- ]free|vape[- ]free|" + _time_without(r"cigarettes?|fags?|smoking|vap\w*")
+     + r"|(?:quit|stopped|gave up|given up) (?:smoking|vaping|cigarettes))\b",
      None, False),
     (r"\b(?:drinks? (?:a lot|heavily|too much|every|(?:[\w-]+ ){0,3}(?:alcohol|wine|beer|lager|cider|gin|vodka"
      r"|whiske?y|rum|spirits|pints?))|drinker|alcohol|booze)\b",
-     r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal"
-     r"|^(?!.*\bwent\b).*?\b(?:days?|weeks?|months?|years?)(?: \w+)? without (?:a |any )?(?:drinks?|drinking|alcohol"
-     r"|booze)"
-     r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
+     r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal|" + _time_without("drinks?|drinking|alcohol|booze")
+     + r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
      None, False),
     # working from home, then in the office; in the office, then from home
     (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
