@@ -477,8 +477,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
     # A plan whose day has passed is no longer a value of the slot: the same plan later is a new one.
     slot = [m for m in slot if m.valid_to is None or m.valid_to > candidate.valid_from]
+    said_at = max((episode.occurred_at for episode in draft.sources), default=None)
     history = []
-    if candidate.attribute and needs_history(candidate, slot):
+    if candidate.attribute and needs_history(candidate, slot, said_at):
         # Rare (an older statement arriving late), so read only then: the slot's past still believed.
         history = list(
             Memory.objects.filter(**owner, subject=draft.subject, attribute=candidate.attribute,
@@ -502,7 +503,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     )
     decision = judge(
         candidate, slot=slot, similar=similar, session_recent=session_recent, provenance=draft.provenance,
-        history=history, session=draft.session,
+        history=history, session=draft.session, said_at=said_at,
     )
     operations = decision_apply(decision, candidate=candidate, draft=draft, actor=actor)
     users_own = draft.provenance in USER_PROVENANCE and draft.status == Memory.Status.ACTIVE
@@ -649,7 +650,9 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # studies, in a graduation (or in leaving them)
     (r"\b(?:(?:a|an) (?:\w+ )?(?:student|undergrad\w*|postgrad\w*)|stud(?:ies|ying) (?:at|for|in)\b"
      r"|in (?:their|his|her) (?:first|second|third|final|last|\w+th) year)",
-     r"\b(?:graduated|graduating|dropped out|finished (?:their|his|her|the) (?:degree|studies|course|phd|masters))\b",
+     r"\b(?:graduated|graduating|dropped out|(?:finished|completed|done with|left) (?:(?:their|his|her|the) (?:degree"
+     r"|studies|course|phd|masters|uni|university)|uni|university|college))\b"
+     r"(?! (?:early|late|at|to|for|around|about|before|after (?:class|lunch|work))\b)",  # not "left uni early today"
      None, False),
     # school, in the next one ("just started uni in Glasgow" after "is at school", "started reception" after nursery)
     (r"\b(?:at|in|goes to|attends) (?:a |the )?(?:[\w'-]+ ){0,2}(?:nursery|preschool|pre-school|playgroup|primary"
@@ -705,6 +708,11 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal|" + _time_without("drinks?|drinking|alcohol|booze")
      + r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
      None, False),
+    # not driving, in a licence ("I can't drive", then "I've had my licence since October!")
+    (r"\b(?:can(?:'t|not| not) drive|(?:doesn't|does not|don't|do not|never learned to) drive|(?:no|without a)"
+     r" (?:driving )?licen[cs]e|learning to drive|(?:taking|having|doing) driving lessons)\b",
+     r"\b(?:passed (?:their|his|her|the) (?:driving )?test|(?:got|has had|have had|has got|now has|earned)"
+     r" (?:their|his|her|a) (?:full )?(?:driving |drivers? )?licen[cs]e)\b", None, False),
     # working from home, then in the office; in the office, then from home
     (r"\b(?:works? (?:from|at) home|working (?:from|at) home|(?:fully )?remote(?:ly)?|wfh)\b",
      r"\b(?:(?:back )?(?:in|to|into) the office|hybrid|office (?:\w+ )?days?)\b", None, False),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from memoryapp import llm
 from memoryapp.models import Memory, MemoryEvent
@@ -62,6 +63,7 @@ def judge(
     provenance: str,
     history: list[Memory] | None = None,
     session: str = "",
+    said_at: datetime | None = None,
 ) -> Decision:
     """`slot`: active memories with the candidate's subject and attribute (newest last);
     `similar`: (memory, cosine) of the most similar active memories in scope;
@@ -69,9 +71,11 @@ def judge(
     `provenance`: the candidate's provenance class (untrusted_source for web, tool and document content);
     `history`: the single-valued slot's superseded values still believed, by `valid_from` (needed
     when the candidate is dated before the current value: see needs_history);
-    `session`: the session the candidate was said in."""
+    `session`: the session the candidate was said in;
+    `said_at`: when the message it came from was said (its `valid_from` may be earlier: "two months ago")."""
     decision = _judge_meaning(
-        candidate, slot=slot, similar=similar, session_recent=session_recent, history=history or [], session=session
+        candidate, slot=slot, similar=similar, session_recent=session_recent, history=history or [], session=session,
+        said_at=said_at,
     )
     if provenance == Memory.Provenance.UNTRUSTED_SOURCE:
         return held_to_the_user(decision)
@@ -97,13 +101,18 @@ def held_to_the_user(decision: Decision) -> Decision:
     return decision
 
 
-def needs_history(candidate: Candidate, slot: list[Memory]) -> bool:
-    """Whether judging the candidate reads the slot's past: a value dated before the current one's start."""
+def needs_history(candidate: Candidate, slot: list[Memory], said_at: datetime | None = None) -> bool:
+    """Whether judging the candidate reads the slot's past: a value dated before the current one's start, in a
+    message said before it too (`said_at`: the message's time; an old message imported late). One said since is
+    the user's newer word whatever date its words give: "I moved to Berlin two months ago" or "I've lived in Berlin
+    since January", a month after "I live in Munich" (a state told as over, "In 2019 I lived in Lisbon", fills no
+    slot: services.extract.general.used_to)."""
     return (
         candidate.cardinality == "single"
         and candidate.relation in ("state", "change", "correct")
         and bool(slot)
         and candidate.valid_from < slot[-1].valid_from
+        and (said_at is None or said_at <= slot[-1].valid_from)
     )
 
 
@@ -115,6 +124,7 @@ def _judge_meaning(
     session_recent: list[Memory],
     history: list[Memory],
     session: str,
+    said_at: datetime | None,
 ) -> Decision:
     if candidate.relation == "retract":
         return _judge_retraction(candidate, session_recent)
@@ -157,7 +167,7 @@ def _judge_meaning(
     if candidate.relation == "correct" and session and current.session == session:
         # "Actually, Porto, not Braga": the user corrects what they said in this session, whatever its date.
         return Decision(Op.INVALIDATE, current, f"{candidate.attribute} corrected", also_add=True)
-    if needs_history(candidate, slot):
+    if needs_history(candidate, slot, said_at):
         return _judge_past(candidate, value, current=current, history=history)
     if candidate.relation == "refine":
         return Decision(Op.UPDATE, current, f"{candidate.attribute} complemented")

@@ -81,6 +81,40 @@ def test_a_change_dated_to_the_moment_the_old_value_was_said_ends_it_and_never_u
     assert city_as_of(sam, "2025-07-03") == ["Seville"]
 
 
+@pytest.mark.parametrize("then, now", [
+    ("I live in Munich.", "I moved to Berlin two months ago."),
+    ("I live in Munich.", "I've lived in Berlin since January."),
+    ("I'm a strict vegetarian.", "I started eating fish again a couple of months ago."),
+    ("I'm a teacher.", "I've been a full-time writer since February."),
+])
+def test_a_change_said_later_is_the_users_newer_word_whatever_date_its_words_give(acme, then, now):
+    # said a month after the old value, dated before it: no old message imported late
+    sam = make_user(acme, "sam")
+    tell(sam, then, "2025-03-01", "march")
+    tell(sam, now, "2025-04-01", "april")
+    old = Memory.objects.get(user=sam, sources__content=then)
+    new = Memory.objects.get(user=sam, sources__content=now, attribute=old.attribute)
+    assert (old.status, new.status) == ("superseded", "active")
+    assert valid_at(Memory.objects.filter(user=sam, attribute=old.attribute), as_of=at("2025-04-02")).get() == new
+
+
+@pytest.mark.parametrize("then, before", [
+    ("I live in Munich.", "In 2019 I lived in Lisbon."),
+    ("I work at Tesco.", "Back in 2018 I worked at Google."),
+    ("I live in Leeds.", "Growing up we lived in Cork."),
+    ("I drive a Golf.", "I drove a Mini until 2020."),
+    ("I eat everything.", "I was vegan for a year back in 2019."),
+])
+def test_a_state_told_as_over_is_kept_beside_the_current_value(acme, then, before):
+    sam = make_user(acme, "sam")
+    tell(sam, then, "2025-03-01", "march")
+    tell(sam, before, "2025-04-01", "april")
+    current = Memory.objects.get(user=sam, sources__content=then)
+    past = Memory.objects.get(user=sam, sources__content=before)
+    assert current.status == "active", "what was is no change of what is"
+    assert (past.status, past.attribute) == ("active", ""), "kept, in no slot"
+
+
 def test_a_correction_still_corrects_within_its_session(acme):
     sam = make_user(acme, "sam")
     tell(sam, "I live in Braga.", "2025-05-08T10:00", "chat")

@@ -129,8 +129,28 @@ _ACCUSTOMED = re.compile(r"(?:\b(?:get|gets|getting|got|gotten|am|is|are|was|wer
 
 
 def used_to(text: str) -> bool:
-    """Whether the text tells a habit or state of the past: "I used to be a chef"."""
-    return bool(_USED_TO.search(text)) and not _ACCUSTOMED.search(text)
+    """Whether the text tells a habit or state of the past: "I used to be a chef", "In 2019 I lived in Lisbon", "I
+    worked at Google until 2020" (_OVER_THEN)."""
+    return (bool(_USED_TO.search(text)) and not _ACCUSTOMED.search(text)) or bool(_OVER_THEN.search(text))
+
+
+# A state of the speaker's in the past tense, bounded in the past: over by its words. "lived", "worked", "was vegan"
+# (not "was born", "was diagnosed": news that still holds; nor "had", whose "had a baby in March" is news; nor "have
+# lived"; nor "moved back in March, the rent was insane"), with a time that closes it ("in 2019", "back in", "until
+# 2020", "for five years", "years ago", "when I was 20", "as a kid"), and nothing said of now ("I worked at the bank
+# for 20 years and now I run a bakery" is news).
+_STATE_IN_THE_PAST = (r"(?:^\W*|\b(?:i|we)\s+(?:\w+ly\s+|also\s+|both\s+|all\s+)?)(?:lived|worked|studied|stayed|played"
+                      r"|drove|owned|taught|dated|was|were)\b(?!\s+(?:\w+ed|born|\w+en|made|told|going|about|just|still"
+                      r"|so)\b)")
+_A_CLOSED_TIME = (r"\b(?:in (?:the )?(?:19|20)\d\d|back (?:in|then|when)|(?:until|till) (?:(?:19|20)\d\d|last year"
+                  r"|recently|(?:i|we) \w+ed\b)|for (?:about |nearly |almost |over )?(?:a|an|one|two|three|four|five"
+                  r"|six|seven|eight|nine|ten|a few|a couple of|\d+) (?:years?|months?|decades?)"
+                  r"|(?:years|months|decades|ages) ago|when (?:i|we) (?:was|were) (?:a |an |\d+|little|young|small"
+                  r"|growing|at (?:uni|school|college)|in (?:school|college|uni|my))"
+                  r"|as (?:a|an) (?:kid|child|teenager|teen|student)|growing up|before (?:i|we) (?:moved|left|met|had)"
+                  r"|before moving)\b")
+_OVER_THEN = re.compile(rf"^(?!.*\b(?:now|these days|nowadays)\b)(?:.*{_STATE_IN_THE_PAST}(?:(?![.;!?]).)*"
+                        rf"{_A_CLOSED_TIME}|.*{_A_CLOSED_TIME}(?:(?![.;!?]).)*{_STATE_IN_THE_PAST})", re.I | re.S)
 
 
 # "started eating chicken again when I was pregnant": a past said beside the news is no old value
@@ -238,6 +258,9 @@ _ABSTINENCE = re.compile(r"\b(?:days?|weeks?|months?|years?)\s+(?:(?:smoke|alcoh
 # said before of the one who lives with them stays theirs: "My grandmother lives with us.").
 _IN_OR_OUT_OF_THE_HOME = re.compile(r"\b(?:moved|moving|moves|has moved|is moving) (?:in with (?:me|us)|out(?! of))\b",
                                     re.I)
+# A child of the user's born: news of the user's children.
+_CHILDREN = frozenset({"son", "daughter", "baby", "twins", "child", "children", "kids", "stepson", "stepdaughter"})
+_BORN = re.compile(r"\b(?:born|arrived)\b", re.I)
 # How far below the durable bar statements of such forms may be.
 FORM_MARGIN = 0.15
 # Off a medicine, a diet, a drug ("the doctor switched me off metformin", "came off the pill"); out with a friend.
@@ -249,6 +272,7 @@ _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|flogged|b
                         r"|ditched|deleted|uninstalled"
                         r"|stopped|moved out|no longer|no more(?! than)|recovered from|got over|stepped away from"
                         r"|did(?:n't| not) (?:last|work out)|outgr[eo]wn"
+                        r"|(?:gone|went) (?:right |completely |totally |a bit )?off(?! (?:to|on|with|at|for)\b)"
                         rf"|{_LET_GO}|{_TAKEN_OFF}|{_FELL_OUT})\b"
                         r"|(?:\bnot\b|n't\b)[^,.;!?]*\bany ?more\b", re.I)
 
@@ -257,8 +281,9 @@ _ENDS_ONLY = re.compile(r"\b(?:quit|left|gave up|given up|dropped|sold|flogged|b
 # "Y moved out / passed away / is gone". The old value is closed wherever it is kept (services.apply), and
 # the memory of the new value is written without it.
 _OLD_END = r"(?=\s+(?:for|to|with|and|because|after|when|since|in|at|last|this|so|but|over|as)\b|[,.;:!?]|$)"
+# ...its old value said before another clause begins: not "left my job and I work for myself now"
 _SWAP = re.compile(r"\b(?:swapped|swapping|traded|trading|exchanged|left|ditched|dropped)\s+"
-                   r"(?P<old>[^,.;!?]+?)\s+for\s+", re.I)
+                   r"(?P<old>(?:(?!\b(?:and|but|so|because) (?:i|we|i'm|we're|now)\b)[^,.;!?])+?)\s+for\s+", re.I)
 _FROM_TO = re.compile(r"\b(?P<verb>switched|moved|changed|went|upgraded|downgraded|transferred|converted|graduated"
                       r"|relocated|gone)\s+from\s+(?P<old>[^,.;!?]+?)\s+(?=to\b|into\b)", re.I)
 _REPLACED = re.compile(r"\breplaced\s+(?P<old>[^,.;!?]+?)\s+with\s+", re.I)
@@ -294,6 +319,11 @@ _ENDED = (
     # "I've put Spanish on hold to focus on Japanese", "paused my Netflix": over for now, by its name
     re.compile(r"\bput\s+(?P<old>[^,.;!?]+?)\s+on\s+(?:hold|pause|ice|the back burner)\b", re.I),
     re.compile(r"\bpaus(?:ed|ing)\s+(?!to\b)(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
+    # "the Fitbit's in a drawer", "my old Kindle is gathering dust": put away, by its name
+    re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?:(?:the|my|our)\s+(?:old\s+)?)?(?P<old>(?-i:[A-Z])[\w'+-]+"
+               r"(?:\s+(?-i:[A-Z0-9])[\w'+-]*)?)(?:'s|\s+is|\s+are|'re)\s+(?:now\s+|just\s+)?(?:in (?:a|the) (?:drawer"
+               r"|bin|loft|attic|cupboard)|gathering dust|collecting dust|on (?:ebay|vinted|facebook marketplace))\b",
+               re.I),
     # "I let my season ticket go", "let our gym membership lapse"
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
@@ -484,7 +514,7 @@ _ADVERBS = ("just", "really", "also", "still", "always", "never", "usually", "of
             "only", "finally", "actually", "recently", "basically", "totally", "absolutely", "kinda", "officially",
             "literally", "even", "already", "definitely", "rarely", "hardly", "barely", "mainly", "generally",
             "no longer", "ever", "now", "currently", "probably", "honestly", "genuinely", "normally", "regularly",
-            "occasionally", "almost", "kind of", "sort of")
+            "occasionally", "almost", "kind of", "sort of", "quite", "pretty much")
 _PAST = frozenset({"went", "got", "had", "was", "were", "made", "took", "left", "met", "became", "began", "bought",
                    "cut", "threw", "knew", "grew", "drew", "flew", "blew", "withdrew",
                    "sold", "drove", "ran", "came", "saw", "found", "felt", "kept", "lost", "did", "quit",
@@ -612,8 +642,9 @@ def third_person(piece: str, who: str) -> str:
         # "Doing my masters at Wits", "still driving the Ranger" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
     # "I <adverb>* <verb>" anywhere: the verb agrees with the name.
+    habit = bool(_HABITUAL.search(text))
     text = re.sub(rf"\b[Ii]{_ADVERB_RUN} (\S+)",
-                  lambda m: f"{who}{m[1]} {_agreeing(m[2])}", text)
+                  lambda m: f"{who}{m[1]} {_agreeing(m[2], habit=habit)}", text)
     # ...and so does a verb after "and" with the same subject: "I'm Jewish and keep kosher" (not "to cook and bake")
     text = re.sub(rf"^({re.escape(who)} (?:is|was|has been)\b(?:(?!\bto\b)[^,;.])*?\b(?:and|but)) {_BASE_VERB}\b",
                   lambda m: f"{m[1]} {_agreeing(m[2])}", text, count=1)
@@ -731,13 +762,13 @@ _STATES = frozenset({
     "diabetic", "deaf", "blind", "colorblind", "colourblind", "left-handed", "right-handed", "autistic", "dyslexic",
     "coeliac", "celiac", "sober", "afraid", "scared", "terrified", "obsessed", "addicted", "bilingual", "trilingual",
     "enrolled", "qualified", "certified", "registered", "settled", "epileptic", "asthmatic",
-    "disabled", "vaccinated", "homeschooled", "freelance", "freelancing", "originally",
+    "disabled", "vaccinated", "homeschooled", "freelance", "freelancing", "originally", "done",
 })
 # ...of which these are also past tenses ("retired last year" is news, "married Tom"): a state only before one of
 # the words a state goes on with ("married to Tom", "retired since 2019", "based in Leeds").
 _STATES_ALSO_PAST = frozenset({"married", "engaged", "divorced", "separated", "widowed", "retired", "employed",
                                "based", "enrolled", "qualified", "certified", "registered", "settled", "vaccinated",
-                               "homeschooled", "scared", "terrified", "obsessed", "addicted", "disabled"})
+                               "homeschooled", "scared", "terrified", "obsessed", "addicted", "disabled", "done"})
 _STATE_LINKS = frozenset({"to", "in", "at", "with", "of", "by", "for", "from", "since", "as", "on", "and", "but",
                           "now", "here", "there", "again"})
 
@@ -751,9 +782,13 @@ def _a_present_verb_first(piece: str) -> bool:
         return False
     if words[1] in _PAST and words[1] not in _PAST_AS_ADJECTIVE:
         return False  # "work gave me a MacBook", "mum bought me a car": a noun and its verb
+    if words[0] in _NOUNS_FIRST and words[1].endswith("ed"):
+        return False  # "work changed my hours" (not "love baked beans")
     return words[0] in _BASE_VERBS or words[0] in _NEGATED_AUXILIARIES
 
 
+# Base verbs that open a message as nouns more often than as the speaker's verb, before a regular past tense.
+_NOUNS_FIRST = frozenset({"work", "school", "uni", "training", "study", "shopping"})
 # Past tenses that also describe a noun after a verb ("love used cars", "hate lost causes") or are the base
 # form too ("quit", "read").
 _PAST_AS_ADJECTIVE = frozenset({"used", "lost", "set", "put", "let", "read", "hit", "quit", "split", "broken"})
@@ -803,10 +838,18 @@ def _says_what_was_done(first_word: str) -> bool:
     return first_word in _PAST or first_word.endswith("ed") or first_word in _ADVERBS
 
 
-def _agreeing(verb: str) -> str:
+# Past tenses that are their present too, read as the present in a habit: "I read on my Kindle every night".
+_PRESENT_TOO = frozenset({"read", "cut", "put", "set", "let", "hit", "hurt", "shut", "spread"})
+_HABITUAL = re.compile(r"\b(?:every|each|usually|mostly|always|often|normally|generally|a lot|most (?:days|nights"
+                       r"|mornings|evenings|weekends)|before bed|these days|nowadays)\b", re.I)
+
+
+def _agreeing(verb: str, *, habit: bool = False) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR_THIRD:
         return _IRREGULAR_THIRD[lowered]
+    if habit and lowered in _PRESENT_TOO:
+        return lowered + "s"
     if _third_person_form(lowered):
         return verb  # already agrees: "now works for the NHS" never becomes "now workses"
     past = lowered.endswith("ed") and lowered not in _PRESENT_IN_ED
@@ -1260,6 +1303,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if about not in (None, subject) and _IN_OR_OUT_OF_THE_HOME.search(said):
             # "my boyfriend moved in with me": who lives with the user, whoever moved ("who do I live with?")
             about, attribute = subject, "home_life"
+        if attribute == "pregnancy" and (about or "").partition("'s ")[2] in _CHILDREN and _BORN.search(said):
+            # "Our son Arlo was born on the 3rd": news of the user's children ("do I have kids?"), not a pregnancy of
+            # the son's; it still ends the user's pregnancy (services.apply.LATER_STATES)
+            about, attribute = subject, "children"
         if about and about != subject and (about, attribute) in taken_by:
             attribute = ""
         if about == subject and attribute in taken:

@@ -493,7 +493,14 @@ _NOT_SIGNED = frozenset({
 def _signed_name(match: re.Match, clause: _Clause) -> list[_Fact]:
     if set(match["value"].lower().split()) & _NOT_SIGNED or _ALL_THERE_IS.search(clause.original):
         return []
+    if (_WHAT_IT_IS.match(match[0]) and clause.now and " " not in match["value"]
+            and not _AFTER_A_WEDDING.search(clause.original)):
+        return []  # "it's Three now, way cheaper": a new name is said in full ("it's Hannah Okafor now") or so
     return _name(match, clause)
+
+
+_WHAT_IT_IS = re.compile(r"(?:it is|it's|its)\b", re.I)
+_AFTER_A_WEDDING = re.compile(r"\b(?:wedding|married)\b", re.I)
 
 
 # "it's just Mango now" (one cat left), "it's only Sam and me": what is left, not a name (the rules read the

@@ -1,0 +1,108 @@
+"""Everyday news of the thirtieth session (issue 17): finishing university ends being a student, a child's birth is
+news of the user's children, and the words of a memory say what was said ("Work changed my hours", "I actually quite
+like them now", "I left my job and I work for myself now"). Sentences written for these tests, not taken from the
+evaluation corpus. Real model, real database. (A change said later with an earlier date, and a state told as over:
+tests/services/test_time_order.py.)"""
+
+import pytest
+
+from memoryapp.models import Memory
+from tests.factories import holds, make_user, tell, told_in_turn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I'm a student at Manchester uni.", "Finished uni in the summer and started a grad scheme at Unilever."),
+    ("I'm a student at Exeter.", "Done with uni at last, I start at a law firm in September."),
+])
+def test_finishing_university_ends_being_a_student(acme, before, after):
+    texts = told_in_turn(make_user(acme, "ed"), before, after)
+    assert not holds(texts, "student"), texts
+    assert texts, "the news is kept"
+
+
+def test_leaving_the_university_for_the_day_is_no_end_of_studying(acme):
+    texts = told_in_turn(make_user(acme, "ed"), "I'm a second year law student.",
+                         "Left uni early today to beat the traffic.")
+    assert holds(texts, "law student"), texts
+
+
+@pytest.mark.parametrize("birth", ["Our son Arlo was born on the 3rd!", "My baby girl Rosie was born yesterday!"])
+def test_a_childs_birth_is_news_of_the_users_children(acme, birth):
+    """ "Our son Arlo was born" was filed as a pregnancy of the son's ("son's pregnancy"), which "do I have kids?" did
+    not find."""
+    user = make_user(acme, "fi")
+    texts = told_in_turn(user, "I'm 30 weeks pregnant.", birth)
+    assert not holds(texts, "pregnant"), texts
+    born = Memory.objects.get(user=user, status="active", text__contains="born")
+    assert born.attribute == "children", born.attribute
+
+
+def test_a_sisters_baby_is_still_the_sisters_news(acme):
+    user = make_user(acme, "fi")
+    texts = told_in_turn(user, "My sister is pregnant.", "My sister's baby was born last night, a little boy!")
+    assert not holds(texts, "pregnant"), texts
+    assert Memory.objects.get(user=user, status="active", text__contains="born").attribute != "children"
+
+
+@pytest.mark.parametrize(("said", "written", "not_written"), [
+    ("Work changed my hours so now I get the 8:40 train.", "Work changed", "works changed"),
+    ("Weirdly I've come round to olives, I actually quite like them now.", "quite likes", "quites"),
+])
+def test_the_memory_says_what_was_said(acme, said, written, not_written):
+    user = make_user(acme, "gus")
+    tell(user, said, "2025-03-01", "s")
+    texts = list(Memory.objects.filter(user=user).values_list("text", flat=True))
+    assert any(written in text for text in texts), texts
+    assert not any(not_written in text for text in texts), texts
+
+
+def test_a_job_left_for_another_clause_is_no_swap(acme):
+    """ "left my job ... for myself" was read as a swap of the job "for" the rest: "The user switched to themselves
+    now."."""
+    texts = told_in_turn(make_user(acme, "gus"), "I work at Tesco.", "I left my job and I work for myself now.")
+    assert holds(texts, "works for themselves"), texts
+    assert not holds(texts, "switched"), texts
+    assert not holds(texts, "works at Tesco"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "was"), [
+    ("I have a Fitbit.", "Got an Apple Watch for Christmas, the Fitbit's in a drawer.", "Hal has a Fitbit"),
+    ("I play on my Xbox most evenings.", "Bought a PS5 and the Xbox is gathering dust now.", "Hal plays on"),
+])
+def test_something_put_away_is_over(acme, before, after, was):
+    texts = told_in_turn(make_user(acme, "hal"), before, after)
+    assert not any(text.startswith(was) for text in texts), texts
+    assert texts, "the news is kept"
+
+
+@pytest.mark.parametrize("after", ["I've had my licence since October!", "Passed my driving test this morning!!"])
+def test_a_licence_ends_not_driving(acme, after):
+    texts = told_in_turn(make_user(acme, "ivy"), "I can't drive.", after)
+    assert not holds(texts, "can't drive"), texts
+
+
+def test_a_sisters_licence_leaves_the_speaker_not_driving(acme):
+    texts = told_in_turn(make_user(acme, "ivy"), "I can't drive.", "My sister got her licence last week.")
+    assert holds(texts, "can't drive"), texts
+
+
+def test_what_something_is_now_is_no_name(acme):
+    """ "it's Three now, way cheaper" (the phone network) was written "The user's name is Three."."""
+    user = make_user(acme, "jo")
+    tell(user, "I'm with Vodafone for my phone.", "2025-03-01", "a")
+    tell(user, "it's Three now, way cheaper.", "2025-04-01", "b")
+    assert not Memory.objects.filter(user=user, attribute="name").exists()
+
+
+def test_a_new_name_after_a_wedding_is_still_a_name(acme):
+    user = make_user(acme, "jo")
+    tell(user, "I took my wife's last name, so it's Hannah Okafor now.", "2025-03-01", "a")
+    assert Memory.objects.get(user=user, attribute="name", status="active").value == "Hannah Okafor"
+
+
+def test_a_habit_of_reading_is_told_in_the_present(acme):
+    user = make_user(acme, "kim")
+    tell(user, "I read on my Kindle every night.", "2025-03-01", "a")
+    assert Memory.objects.filter(user=user, text__contains="reads on their Kindle").exists()
