@@ -648,10 +648,11 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\btrying (?:for (?:a|another) (?:baby|child|kid)|to (?:have a (?:baby|child|kid)|conceive|get pregnant))\b",
      r"\b(?:pregnant|expecting|positive (?:pregnancy )?test)\b", re.compile(_PARTNER), False),
     # studies, in a graduation (or in leaving them)
-    (r"\b(?:(?:a|an) (?:\w+ )?(?:student|undergrad\w*|postgrad\w*)|stud(?:ies|ying) (?:at|for|in)\b"
+    (r"\b(?:(?:a|an) (?:\w+ )?(?:student|undergrad\w*|postgrad\w*)|stud(?:ies|ying)\b"
      r"|in (?:their|his|her) (?:first|second|third|final|last|\w+th) year)",
-     r"\b(?:graduated|graduating|dropped out|(?:finished|completed|done with|left) (?:(?:their|his|her|the) (?:degree"
-     r"|studies|course|phd|masters|uni|university)|uni|university|college))\b"
+     r"\b(?:graduated|graduating|dropped out|qualified (?:as|in)"
+     r"|(?:finished|completed|done with|left) (?:(?:their|his|her|the) (?:degree|studies|course|phd|masters|uni"
+     r"|university)|uni|university|college))\b"
      r"(?! (?:early|late|at|to|for|around|about|before|after (?:class|lunch|work))\b)",  # not "left uni early today"
      None, False),
     # school, in the next one ("just started uni in Glasgow" after "is at school", "started reception" after nursery)

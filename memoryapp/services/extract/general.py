@@ -638,6 +638,10 @@ def third_person(piece: str, who: str) -> str:
         text = f"{who} {_verb_agreeing(text[:1].lower() + text[1:])}"
     elif unsaid and _NONE_FIRST.match(text) and not re.search(r"\b(?:us|me|my|our)\b", first_clause, re.I):
         text = f"{who} has {text[:1].lower()}{text[1:]}"  # "no pets, my husband's allergic" -> "Maria has no pets"
+    elif unsaid and _a_thing_in_ing_first(text):
+        # "Driving lessons every Tuesday", "Driving test got pushed back": the speaker's, a thing and not a doing
+        lowered = f"{text[:1].lower()}{text[1:]}"
+        text = f"{whose} {lowered}" if _VERB_AFTER_GERUND.search(first_clause) else f"{who} has {lowered}"
     elif unsaid and _is_gerund(_first_word(text)) and not _VERB_AFTER_GERUND.search(first_clause):
         # "Doing my masters at Wits", "still driving the Ranger" (not "cooking for a crowd is in my blood")
         text = f"{who} is {text[:1].lower()}{text[1:]}"
@@ -677,7 +681,11 @@ def third_person(piece: str, who: str) -> str:
 _SINGULAR = {"are": "is", "were": "was"}
 _ADVERB_RUN = rf"((?: (?:{'|'.join(_ADVERBS)}))*)"  # a group: the adverbs after a subject or a verb, kept as said
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
-_VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had)\b",
+# What a word in -ing names before these, when it opens a message: "driving lessons", "swimming club".
+_ING_THINGS = frozenset({"lesson", "lessons", "test", "tests", "class", "classes", "club", "instructor", "group",
+                         "session", "sessions", "practice", "team", "exam", "course"})
+_VERB_AFTER_GERUND = re.compile(r"\b(?:is|was|are|were|makes|made|keeps|kept|gives|gave|helps|helped|has|had|got"
+                                r"|gets)\b",
                                 re.I)
 
 
@@ -707,6 +715,12 @@ def _a_verb_first(piece: str) -> bool:
 _ING_WORDS = frozenset({"bring", "sing", "ring", "swing", "sting", "cling", "fling", "string", "wring", "spring",
                         "thing", "nothing", "something", "everything", "anything", "morning", "evening", "king",
                         "wedding"})
+
+
+def _a_thing_in_ing_first(piece: str) -> bool:
+    """ "Driving lessons every Tuesday": a word in -ing naming a thing, not a doing of the speaker's."""
+    words = _words_without_adverbs(piece)
+    return len(words) > 1 and _is_gerund(words[0]) and words[1] in _ING_THINGS
 
 
 def _is_gerund(word: str) -> bool:
@@ -742,6 +756,8 @@ def _state_first(piece: str) -> str | None:
         return "is"  # "officially in my thirties now", "finally back at work"
     if words[0] == "back" and len(words) > 1 and words[1] in ("at", "in", "on", "to", "home"):
         return "is"  # "Back at work since Monday" (not "back up the car")
+    if words[0] in ("down", "up") and len(words) > 2 and words[1] == "to":
+        return "is"  # "Down to 78kg after the diet", "up to three shifts a week"
     return None
 
 
@@ -897,7 +913,7 @@ def complete(
                            classifier.durable_probability(x, messages, texts))
     margin = probability - classifier.thresholds(x)  # at least 0: durable
     family_probabilities = classifier.family_probabilities(texts, vectors)
-    families = [classifier.weights().families[i] for i in family_probabilities.argmax(axis=1)]
+    families = [_kind_of(piece, chances) for piece, chances in zip(texts, family_probabilities, strict=True)]
     # A message that says something changed is about one slot: its pieces that say the change ("I left
     # Accenture", "joined Loopwise") take the family of the whole message, which a short piece alone often
     # misses; the others keep their own ("we threw him a party" after "my dad turned 70" is no age).
@@ -1489,6 +1505,27 @@ _ANOTHER_NAME = re.compile(r"(?<!\bto )(?<!\bin )(?<!\bat )(?<!\bfrom )(?<!\bfor
 _PEOPLE = "|".join(re.escape(word) for word in sorted(RELATIVES, key=len, reverse=True))
 _ASKED_ABOUT = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b(?:'s)?", re.I)
 _A_RELATIVE = re.compile(rf"\b(?:{_PEOPLE})\b", re.I)
+
+
+# The families of who someone is to the user, and how likely another family must be to say instead what a piece
+# about one of them tells: "My brother's just started at Microsoft" (siblings 0.35, employer 0.26) is his employer.
+_PEOPLES_FAMILIES = frozenset({"siblings", "parents", "children", "partner", "friends", "coworkers", "marriage"})
+WHAT_OF_THEM = 0.2
+_ONE_OF_THEIRS_FIRST = re.compile(rf"^\W*(?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})\b", re.I)
+
+
+def _kind_of(piece: str, probabilities: np.ndarray) -> str:
+    """The family of a piece: the likeliest, unless it only says who the piece is about (_PEOPLES_FAMILIES)."""
+    families = classifier.weights().families
+    best = families[probabilities.argmax()]
+    if best in _PEOPLES_FAMILIES and _ONE_OF_THEIRS_FIRST.match(piece):
+        told = max((i for i, family in enumerate(families) if family not in _PEOPLES_FAMILIES),
+                   key=lambda i: probabilities[i])
+        if probabilities[told] >= WHAT_OF_THEM:
+            return families[told]
+    return best
+
+
 _LEAD = re.compile(rf"^((?:my|our)\s+(?:\w+\s+)?(?:{_PEOPLE})(?:\s+(?-i:[A-Z])[\w'-]+|'s(?=\s+names?\b))?"
                    r"|(?-i:[A-Z][a-z])[\w'-]*|he|she)\s(?!(?:and|&)\s+(?:i|me)\b)", re.I)  # "my wife and I": we
 _NOT_A_LEAD = frozenset({"i", "we", "my", "our", "your", "his", "her", "their", "the", "it", "this", "that", "so",
