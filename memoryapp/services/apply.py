@@ -673,7 +673,10 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      None, False),
     # single, in someone new ("seeing a lovely guy called Dev")
     (r"\bsingle\b", r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married|new (?:boyfriend"
-     r"|girlfriend|partner))\b", None, False),
+     r"|girlfriend|partner)|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
+     None, False),
+    # a boyfriend or girlfriend, in a wedding ("we got married on saturday!! i have a husband")
+    (r"\b(?:boyfriend|girlfriend)\b", r"\b(?:got married|(?:have|has) a (?:husband|wife))\b", None, False),
     # going out with someone, in an engagement ("Chris proposed and I said yes!")
     (r"\b(?:dating|seeing|going out with|in a relationship with)\b",
      r"\b(?:engaged|proposed|popped the question|fianc[ée]e?)\b", None, False),
@@ -704,11 +707,36 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:smoke[- ]free|nicotine[- ]free|vape[- ]free|" + _time_without(r"cigarettes?|fags?|smoking|vap\w*")
      + r"|(?:quit|stopped|gave up|given up) (?:smoking|vaping|cigarettes))\b",
      None, False),
+    # drugs, in time clean of them ("smokes weed sometimes", then "been clean 3 months now")
+    (r"\b(?:weed|cannabis|drugs|cocaine|ketamine)\b",
+     r"\b(?:clean|drug[- ]free|sober) (?:for )?(?:\d+|a|one|two|three|four|five|six|\w+ and a half) (?:days?|weeks?"
+     r"|months?|years?)\b|\b(?:quit|stopped|gave up|given up) (?:the )?(?:weed|cannabis|drugs|smoking weed)\b",
+     None, False),
     (r"\b(?:drinks? (?:a lot|heavily|too much|every|(?:[\w-]+ ){0,3}(?:alcohol|wine|beer|lager|cider|gin|vodka"
      r"|whiske?y|rum|spirits|pints?))|drinker|alcohol|booze)\b",
      r"\b(?:sober|alcohol[- ]free|booze[- ]free|teetotal|" + _time_without("drinks?|drinking|alcohol|booze")
      + r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
      None, False),
+    # a ward, a unit or a station of one's work, in a transfer ("transferred to ICU", "Transfer came through")
+    (r"\b(?:on|in) (?:the )?(?:[\w&-]+ ){0,3}(?:floor|ward|unit|department|dept)\b|\bon ward \d+"
+     r"|\b(?:working out of|based at) ",
+     r"\btransfer(?:red| came through)\b", None, False),
+    # walking, or with a stick, in a wheelchair or a frame ("I walk with a cane", then "wheelchair full time")
+    (r"\b(?:walks? with|uses?|using|needs?) (?:a )?(?:cane|stick|walking stick|crutch(?:es)?|walking frame)\b"
+     r"|\bget(?:s)? around fine\b|\bown two feet\b",
+     r"\b(?:in a wheelchair|(?:uses?|using|needs?) (?:a )?(?:wheelchair|rollator|walker|zimmer|mobility scooter))\b"
+     r"|\bwheelchair (?:full[- ]time|user)\b", None, False),
+    # no job, in one ("a stay-at-home mum", then "started a part-time job at the pharmacy")
+    (r"\b(?:stay[- ]at[- ]home (?:mum|mom|dad|parent)|unemployed|out of work|between jobs|job[- ]hunting"
+     r"|looking for (?:a job|work))\b",
+     r"\b(?:started|got|landed|accepted|took|starts?) (?:a |the |their |his |her |a new )?(?:[\w-]+ ){0,2}(?:job"
+     r"|role|position)\b|\b(?:hired|joined)\b", None, False),
+    # how one gets to work, in another way ("I drive to work every day", then "I take the metro to the office now")
+    (r"\b(?:drives?|driving|cycles?|cycling|walks?|walking|bikes?) (?:in)?to (?:work|the office)\b|\bdrives? into\b"
+     r"|\b(?:gets?|takes?) the (?:bus|train|tube|metro|tram|subway) (?:in)?to (?:work|the office)\b",
+     r"\b(?:takes?|gets?|taking|getting) the (?:metro|bus|train|tube|luas|tram|subway|underground)\b"
+     r"|\b(?:cycles?|cycling|walks?|walking) (?:in)?to (?:work|the office)\b|\b(?:fully )?remote\b"
+     r"|\bgave up (?:on )?driving\b", None, False),
     # not driving, in a licence ("I can't drive", then "I've had my licence since October!")
     (r"\b(?:can(?:'t|not| not) drive|(?:doesn't|does not|don't|do not|never learned to) drive|(?:no|without a)"
      r" (?:driving )?licen[cs]e|learning to drive|(?:taking|having|doing) driving lessons)\b",

@@ -121,3 +121,42 @@ def test_news_of_one_of_theirs_ends_what_it_replaces(acme, before, after, was):
     texts = told_in_turn(make_user(acme, "lou"), before, after)
     assert not holds(texts, was), texts
     assert texts, "the news is kept"
+
+
+@pytest.mark.parametrize(("before", "after", "was"), [
+    ("i smoke weed sometimes", "been clean 3 months now", "smokes weed"),
+    ("i have braces", "braces off!!! 😁", "has braces"),
+])
+def test_time_clean_and_braces_off_end_what_was(acme, before, after, was):
+    texts = told_in_turn(make_user(acme, "mo"), before, after)
+    assert not holds(texts, was), texts
+    assert texts, "the news is kept"
+
+
+@pytest.mark.parametrize(("before", "after", "was"), [
+    ("I'm a nurse on the cardiac floor at St James's.", "Transferred to the children's ward last week, loving it.",
+     "cardiac floor"),
+    ("I walk with a stick.", "I'm in a wheelchair full time now after the op.", "walks with a stick"),
+    ("I'm single.", "Big news, I have a boyfriend! His name's Omar.", "is single"),
+    ("My girlfriend Zoe and I have been together 4 years.", "We got married in May, I have a wife!!", "girlfriend"),
+    ("I'm a stay-at-home dad.", "Started a new job at the garden centre, three days a week.", "stay-at-home"),
+    ("I drive to work every day.", "I take the train to the office now, parking's a nightmare.", "drives to work"),
+    ("I broke my leg and I'm in plaster.", "The plaster is off at last!", "in plaster"),
+])
+def test_a_later_state_in_everyday_words_ends_the_earlier(acme, before, after, was):
+    """Out-of-fold failures of the dev split (bench/write_out_of_fold.py), in sentences written for this test: a
+    transfer to another ward, a wheelchair after a stick, a partner after being single, a wedding after a girlfriend,
+    a job after none, another way to work, the plaster off."""
+    texts = told_in_turn(make_user(acme, "nat"), before, after)
+    assert not holds(texts, was), texts
+    assert texts, "the news is kept"
+
+
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("I drive to work.", "My brother takes the bus to work.", "drives to work"),
+    ("I'm single.", "My sister has a boyfriend now, his name is Ben.", "is single"),
+    ("I work on the maternity ward.", "My friend got transferred to Leeds.", "maternity ward"),
+])
+def test_someone_elses_later_state_leaves_the_users(acme, before, after, kept):
+    texts = told_in_turn(make_user(acme, "nat"), before, after)
+    assert holds(texts, kept), texts

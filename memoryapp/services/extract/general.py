@@ -221,8 +221,8 @@ _SOMEONES_DEATH = re.compile(
 _ALL_CLEAR = re.compile(
     rf"^(?![^?]*\?)(?:(?:i|we|{_ONE_OF_THEIRS}|(?-i:[A-Z])[\w'-]+)(?:'ve|'s|\s+has|\s+have)?\s+)?"
     r"(?:(?:just|finally|officially)\s+)*(?:got|been given|was given|had)\s+the all[- ]clear\b"
-    rf"|^\W*(?:(?:my|our|{_ONE_OF_THEIRS}'s)\s+)?(?:cast|plaster|braces|stitches)\s+(?:(?:just|finally)\s+)?"
-    r"(?:came|come|are|is|were|was)\s+off\b", re.I)
+    rf"|^\W*(?:(?:my|our|the|{_ONE_OF_THEIRS}'s)\s+)?(?:cast|plaster|braces|stitches)\s+(?:(?:just|finally)\s+)?"
+    r"(?:(?:came|come|are|is|were|was)\s+)?off\b", re.I)  # "braces off!!!"
 # "I'm a Lakers fan", "we're massive Swifties": who the speaker follows, which the classifier reads near its bar
 # when it does not know the name.
 _FAN = re.compile(r"^(?:i'm|im|i am|we're|we are)\s+(?:a|an|such a|such an)?\s*(?:[\w'&.-]+\s+){0,4}?"
