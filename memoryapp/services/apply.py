@@ -514,6 +514,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     # the job "a student" and ends "studies at King's College" as a later state)
     if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
         later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
+        taste_turned_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
         if draft.attribute == "instruction":
             instruction_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     if users_own and decision.op == Op.SUPERSEDE:
@@ -796,6 +797,41 @@ def _held_when_said(draft: MemoryDraft, said_at: datetime, new_id: UUID) -> Quer
         .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=said_at))
         .exclude(id=new_id).exclude(sources__in=[episode.id for episode in draft.sources])
     )
+
+
+# A taste turned ("weirdly I like mushrooms now" after "can't stand mushrooms"): the other taste of the same thing
+# ends, in whichever slot either was kept (likes, dislikes, dislikes_food, none). Disliking is read first: "doesn't
+# like" holds "like".
+_DISLIKING = (r"(?:hates?|dislikes?|detests?|can(?:'|no)?t stand|cannot stand|(?:doesn't|does not|don't|do not)"
+              r" (?:really )?(?:like|enjoy|eat)|(?:is|am|'m) not (?:a (?:big )?fan of|into))")
+_LIKING = (r"(?:likes?|loves?|enjoys?|adores?|(?:is|am|'m) (?:really |so )?into|(?:is|am|'m) a (?:big |huge )?fan of"
+           r"|(?:got|gotten|getting) (?:really )?into)")
+_THING = (r"\s+(?P<thing>[\w' -]+?)(?=\s+(?:now|these days|anymore|any more|again|after all|though|either)\b"
+          r"|[,.;:!?(]|$)")
+_DISLIKED, _LIKED = (re.compile(rf"\b{verb}{_THING}", re.I) for verb in (_DISLIKING, _LIKING))
+
+
+def _taste(text: str) -> tuple[str, set[str]] | None:
+    """("dislikes" or "likes", the stems of what) a text says of a taste, or None when it says none, or both."""
+    disliked = _DISLIKED.search(text)
+    liked = _LIKED.search(_DISLIKED.sub("", text))
+    if bool(disliked) == bool(liked):
+        return None
+    found = disliked or liked
+    thing = _stems(found["thing"]) - _stems(" ".join(_VALUE_FILLER | {"their", "them", "it", "food", "stuff"}))
+    return ("dislikes" if disliked else "likes", thing) if thing else None
+
+
+def taste_turned_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """A new taste ends the opposite taste of the same thing that the user's subject held (_LIKED, _DISLIKED)."""
+    told = _taste(draft.text)
+    if told is None:
+        return
+    way, thing = told
+    for memory in _held_when_said(draft, said_at, new_id).filter(subject=draft.subject).defer(*VECTORS):
+        held = _taste(memory.text)
+        if held and held[0] != way and (held[1] <= thing or thing <= held[1]):
+            memory_end(memory=memory, valid_to=said_at, actor=actor, reason=f"{memory.attribute or 'taste'} turned")
 
 
 def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:

@@ -160,3 +160,33 @@ def test_a_later_state_in_everyday_words_ends_the_earlier(acme, before, after, w
 def test_someone_elses_later_state_leaves_the_users(acme, before, after, kept):
     texts = told_in_turn(make_user(acme, "nat"), before, after)
     assert holds(texts, kept), texts
+
+
+@pytest.mark.parametrize(("before", "after", "was"), [
+    ("I can't stand mushrooms, the texture is just wrong.", "Weirdly I like mushrooms now?? My flatmate's risotto "
+     "converted me.", "can't stand mushrooms"),
+    ("I hate running.", "Honestly I love running now, did my first 10k!", "hates running"),
+    ("I don't like jazz.", "I've really got into jazz this year, I love it.", "dislikes jazz"),
+])
+def test_a_taste_turned_ends_the_other(acme, before, after, was):
+    """ "Weirdly I like mushrooms now" was filed under dislikes_food, "can't stand mushrooms" under dislikes: two
+    slots, both current."""
+    texts = told_in_turn(make_user(acme, "ola"), before, after)
+    assert not holds(texts, was), texts
+    assert texts, "the new taste is kept"
+
+
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("I love my job.", "I hate the commute though.", "job"),
+    ("I hate coffee.", "My sister loves coffee now.", "hates coffee"),
+])
+def test_another_taste_leaves_the_first(acme, before, after, kept):
+    texts = told_in_turn(make_user(acme, "ola"), before, after)
+    assert holds(texts, kept), texts
+
+
+def test_what_was_never_so_is_over(acme):
+    texts = told_in_turn(make_user(acme, "pat"), "I'm lactose intolerant so I have oat milk.",
+                         "Turns out it was never lactose, I'm actually fructose intolerant.")
+    assert not holds(texts, "lactose"), texts
+    assert holds(texts, "fructose"), texts

@@ -319,6 +319,10 @@ _ENDED = (
     # "I've put Spanish on hold to focus on Japanese", "paused my Netflix": over for now, by its name
     re.compile(r"\bput\s+(?P<old>[^,.;!?]+?)\s+on\s+(?:hold|pause|ice|the back burner)\b", re.I),
     re.compile(r"\bpaus(?:ed|ing)\s+(?!to\b)(?P<old>[^,.;!?]+?)" + _OLD_END, re.I),
+    # "turns out it was never lactose, it's fructose": what was thought is over, by its name (not "it was never about
+    # the money")
+    re.compile(r"\b(?:it|that)(?:'s| was| has)? never (?:actually |really |been )?(?:the )?(?P<old>[\w-]+)"
+               r"(?=\s*(?:[,.;:!?\u2014\u2013]|\s-\s|$))", re.I),
     # "the Fitbit's in a drawer", "my old Kindle is gathering dust": put away, by its name
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?:(?:the|my|our)\s+(?:old\s+)?)?(?P<old>(?-i:[A-Z])[\w'+-]+"
                r"(?:\s+(?-i:[A-Z0-9])[\w'+-]*)?)(?:'s|\s+is|\s+are|'re)\s+(?:now\s+|just\s+)?(?:in (?:a|the) (?:drawer"
