@@ -1,8 +1,9 @@
-"""Everyday news of the thirtieth session (issue 17): finishing university ends being a student, a child's birth is
-news of the user's children, and the words of a memory say what was said ("Work changed my hours", "I actually quite
-like them now", "I left my job and I work for myself now"). Sentences written for these tests, not taken from the
-evaluation corpus. Real model, real database. (A change said later with an earlier date, and a state told as over:
-tests/services/test_time_order.py.)"""
+"""Everyday news of the thirtieth session (issue 17): news that ends what it replaces (finishing university, a
+transfer, a wheelchair after a stick, a taste turned, one of the user's people's new job...), a child's birth as
+news of the user's children, and memory texts that say what was said ("Work changed my hours", "quite likes",
+"reads ... every night"). Sentences written for these tests, not taken from the evaluation corpus; several classes
+were found among the dev split's out-of-fold failures (bench/write_out_of_fold.py). Real model, real database. (A
+change said later with an earlier date, and a state told as over: tests/services/test_time_order.py.)"""
 
 import pytest
 
@@ -12,20 +13,59 @@ from tests.factories import holds, make_user, tell, told_in_turn
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    ("I'm a student at Manchester uni.", "Finished uni in the summer and started a grad scheme at Unilever."),
-    ("I'm a student at Exeter.", "Done with uni at last, I start at a law firm in September."),
+@pytest.mark.parametrize(("before", "after", "was"), [
+    # finishing or leaving university ends being a student
+    ("I'm a student at Manchester uni.", "Finished uni in the summer and started a grad scheme at Unilever.",
+     "student"),
+    ("I'm a student at Exeter.", "Done with uni at last, I start at a law firm in September.", "student"),
+    ("My sister is studying nursing.", "My sister qualified as a nurse last month.", "studying nursing"),
+    # one of the user's people, filed by what the news tells of them: "My brother's just started at Microsoft" was
+    # filed under siblings (0.35 against employer 0.26), so his employer stayed Amazon
+    ("My brother works at Amazon.", "My brother's just started at Microsoft.", "works at Amazon"),
+    # something put away
+    ("I have a Fitbit.", "Got an Apple Watch for Christmas, the Fitbit's in a drawer.", "Pam has a Fitbit"),
+    ("I play on my Xbox most evenings.", "Bought a PS5 and the Xbox is gathering dust now.", "Pam plays on"),
+    # later states in everyday words
+    ("I can't drive.", "I've had my licence since October!", "can't drive"),
+    ("I can't drive.", "Passed my driving test this morning!!", "can't drive"),
+    ("i smoke weed sometimes", "been clean 3 months now", "smokes weed"),
+    ("i have braces", "braces off!!! 😁", "has braces"),
+    ("I broke my leg and I'm in plaster.", "The plaster is off at last!", "in plaster"),
+    ("I'm a nurse on the cardiac floor at St James's.", "Transferred to the children's ward last week, loving it.",
+     "cardiac floor"),
+    ("I walk with a stick.", "I'm in a wheelchair full time now after the op.", "walks with a stick"),
+    ("I'm single.", "Big news, I have a boyfriend! His name's Omar.", "is single"),
+    ("My girlfriend Zoe and I have been together 4 years.", "We got married in May, I have a wife!!", "girlfriend"),
+    ("I'm a stay-at-home dad.", "Started a new job at the garden centre, three days a week.", "stay-at-home"),
+    ("I drive to work every day.", "I take the train to the office now, parking's a nightmare.", "drives to work"),
+    # a taste turned: "Weirdly I like mushrooms now" was filed under dislikes_food, "can't stand mushrooms" under
+    # dislikes, both current
+    ("I can't stand mushrooms, the texture is just wrong.",
+     "Weirdly I like mushrooms now?? My flatmate's risotto converted me.", "can't stand mushrooms"),
+    ("I hate running.", "Honestly I love running now, did my first 10k!", "hates running"),
+    ("I don't like jazz.", "I've really got into jazz this year, I love it.", "dislikes jazz"),
+    # what was never so
+    ("I'm lactose intolerant so I have oat milk.", "Turns out it was never lactose, I'm actually fructose intolerant.",
+     "lactose"),
 ])
-def test_finishing_university_ends_being_a_student(acme, before, after):
-    texts = told_in_turn(make_user(acme, "ed"), before, after)
-    assert not holds(texts, "student"), texts
+def test_news_ends_what_it_replaces(acme, before, after, was):
+    texts = told_in_turn(make_user(acme, "pam"), before, after)
+    assert not holds(texts, was), texts
     assert texts, "the news is kept"
 
 
-def test_leaving_the_university_for_the_day_is_no_end_of_studying(acme):
-    texts = told_in_turn(make_user(acme, "ed"), "I'm a second year law student.",
-                         "Left uni early today to beat the traffic.")
-    assert holds(texts, "law student"), texts
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("I'm a second year law student.", "Left uni early today to beat the traffic.", "law student"),
+    ("I can't drive.", "My sister got her licence last week.", "can't drive"),
+    ("I drive to work.", "My brother takes the bus to work.", "drives to work"),
+    ("I'm single.", "My sister has a boyfriend now, his name is Ben.", "is single"),
+    ("I work on the maternity ward.", "My friend got transferred to Leeds.", "maternity ward"),
+    ("I love my job.", "I hate the commute though.", "job"),
+    ("I hate coffee.", "My sister loves coffee now.", "hates coffee"),
+])
+def test_news_of_something_else_leaves_the_old_value(acme, before, after, kept):
+    texts = told_in_turn(make_user(acme, "pam"), before, after)
+    assert holds(texts, kept), texts
 
 
 @pytest.mark.parametrize("birth", ["Our son Arlo was born on the 3rd!", "My baby girl Rosie was born yesterday!"])
@@ -52,6 +92,7 @@ def test_a_sisters_baby_is_still_the_sisters_news(acme):
     ("Down to 78kg after the diet!", "Gus is down to 78kg", "Down to"),
     ("Driving lessons every Tuesday after work.", "Gus has driving lessons", "is driving lessons"),
     ("Driving test got pushed back to the 28th.", "Gus's driving test got pushed back", "is driving test"),
+    ("I read on my Kindle every night.", "reads on their Kindle", "read on their Kindle"),
 ])
 def test_the_memory_says_what_was_said(acme, said, written, not_written):
     user = make_user(acme, "gus")
@@ -70,27 +111,6 @@ def test_a_job_left_for_another_clause_is_no_swap(acme):
     assert not holds(texts, "works at Tesco"), texts
 
 
-@pytest.mark.parametrize(("before", "after", "was"), [
-    ("I have a Fitbit.", "Got an Apple Watch for Christmas, the Fitbit's in a drawer.", "Hal has a Fitbit"),
-    ("I play on my Xbox most evenings.", "Bought a PS5 and the Xbox is gathering dust now.", "Hal plays on"),
-])
-def test_something_put_away_is_over(acme, before, after, was):
-    texts = told_in_turn(make_user(acme, "hal"), before, after)
-    assert not any(text.startswith(was) for text in texts), texts
-    assert texts, "the news is kept"
-
-
-@pytest.mark.parametrize("after", ["I've had my licence since October!", "Passed my driving test this morning!!"])
-def test_a_licence_ends_not_driving(acme, after):
-    texts = told_in_turn(make_user(acme, "ivy"), "I can't drive.", after)
-    assert not holds(texts, "can't drive"), texts
-
-
-def test_a_sisters_licence_leaves_the_speaker_not_driving(acme):
-    texts = told_in_turn(make_user(acme, "ivy"), "I can't drive.", "My sister got her licence last week.")
-    assert holds(texts, "can't drive"), texts
-
-
 def test_what_something_is_now_is_no_name(acme):
     """ "it's Three now, way cheaper" (the phone network) was written "The user's name is Three."."""
     user = make_user(acme, "jo")
@@ -103,90 +123,3 @@ def test_a_new_name_after_a_wedding_is_still_a_name(acme):
     user = make_user(acme, "jo")
     tell(user, "I took my wife's last name, so it's Hannah Okafor now.", "2025-03-01", "a")
     assert Memory.objects.get(user=user, attribute="name", status="active").value == "Hannah Okafor"
-
-
-def test_a_habit_of_reading_is_told_in_the_present(acme):
-    user = make_user(acme, "kim")
-    tell(user, "I read on my Kindle every night.", "2025-03-01", "a")
-    assert Memory.objects.filter(user=user, text__contains="reads on their Kindle").exists()
-
-
-@pytest.mark.parametrize(("before", "after", "was"), [
-    ("My sister is studying nursing.", "My sister qualified as a nurse last month.", "studying nursing"),
-    ("My brother works at Amazon.", "My brother's just started at Microsoft.", "works at Amazon"),
-])
-def test_news_of_one_of_theirs_ends_what_it_replaces(acme, before, after, was):
-    """ "My brother's just started at Microsoft" was filed under siblings (0.35 against employer 0.26): who he is,
-    not what the message tells of him, so his employer stayed Amazon."""
-    texts = told_in_turn(make_user(acme, "lou"), before, after)
-    assert not holds(texts, was), texts
-    assert texts, "the news is kept"
-
-
-@pytest.mark.parametrize(("before", "after", "was"), [
-    ("i smoke weed sometimes", "been clean 3 months now", "smokes weed"),
-    ("i have braces", "braces off!!! 😁", "has braces"),
-])
-def test_time_clean_and_braces_off_end_what_was(acme, before, after, was):
-    texts = told_in_turn(make_user(acme, "mo"), before, after)
-    assert not holds(texts, was), texts
-    assert texts, "the news is kept"
-
-
-@pytest.mark.parametrize(("before", "after", "was"), [
-    ("I'm a nurse on the cardiac floor at St James's.", "Transferred to the children's ward last week, loving it.",
-     "cardiac floor"),
-    ("I walk with a stick.", "I'm in a wheelchair full time now after the op.", "walks with a stick"),
-    ("I'm single.", "Big news, I have a boyfriend! His name's Omar.", "is single"),
-    ("My girlfriend Zoe and I have been together 4 years.", "We got married in May, I have a wife!!", "girlfriend"),
-    ("I'm a stay-at-home dad.", "Started a new job at the garden centre, three days a week.", "stay-at-home"),
-    ("I drive to work every day.", "I take the train to the office now, parking's a nightmare.", "drives to work"),
-    ("I broke my leg and I'm in plaster.", "The plaster is off at last!", "in plaster"),
-])
-def test_a_later_state_in_everyday_words_ends_the_earlier(acme, before, after, was):
-    """Out-of-fold failures of the dev split (bench/write_out_of_fold.py), in sentences written for this test: a
-    transfer to another ward, a wheelchair after a stick, a partner after being single, a wedding after a girlfriend,
-    a job after none, another way to work, the plaster off."""
-    texts = told_in_turn(make_user(acme, "nat"), before, after)
-    assert not holds(texts, was), texts
-    assert texts, "the news is kept"
-
-
-@pytest.mark.parametrize(("before", "after", "kept"), [
-    ("I drive to work.", "My brother takes the bus to work.", "drives to work"),
-    ("I'm single.", "My sister has a boyfriend now, his name is Ben.", "is single"),
-    ("I work on the maternity ward.", "My friend got transferred to Leeds.", "maternity ward"),
-])
-def test_someone_elses_later_state_leaves_the_users(acme, before, after, kept):
-    texts = told_in_turn(make_user(acme, "nat"), before, after)
-    assert holds(texts, kept), texts
-
-
-@pytest.mark.parametrize(("before", "after", "was"), [
-    ("I can't stand mushrooms, the texture is just wrong.", "Weirdly I like mushrooms now?? My flatmate's risotto "
-     "converted me.", "can't stand mushrooms"),
-    ("I hate running.", "Honestly I love running now, did my first 10k!", "hates running"),
-    ("I don't like jazz.", "I've really got into jazz this year, I love it.", "dislikes jazz"),
-])
-def test_a_taste_turned_ends_the_other(acme, before, after, was):
-    """ "Weirdly I like mushrooms now" was filed under dislikes_food, "can't stand mushrooms" under dislikes: two
-    slots, both current."""
-    texts = told_in_turn(make_user(acme, "ola"), before, after)
-    assert not holds(texts, was), texts
-    assert texts, "the new taste is kept"
-
-
-@pytest.mark.parametrize(("before", "after", "kept"), [
-    ("I love my job.", "I hate the commute though.", "job"),
-    ("I hate coffee.", "My sister loves coffee now.", "hates coffee"),
-])
-def test_another_taste_leaves_the_first(acme, before, after, kept):
-    texts = told_in_turn(make_user(acme, "ola"), before, after)
-    assert holds(texts, kept), texts
-
-
-def test_what_was_never_so_is_over(acme):
-    texts = told_in_turn(make_user(acme, "pat"), "I'm lactose intolerant so I have oat milk.",
-                         "Turns out it was never lactose, I'm actually fructose intolerant.")
-    assert not holds(texts, "lactose"), texts
-    assert holds(texts, "fructose"), texts
