@@ -38,15 +38,15 @@ pytestmark = pytest.mark.django_db
     ("My girlfriend Zoe and I have been together 4 years.", "We got married in May, I have a wife!!", "girlfriend"),
     ("I'm a stay-at-home dad.", "Started a new job at the garden centre, three days a week.", "stay-at-home"),
     ("I drive to work every day.", "I take the train to the office now, parking's a nightmare.", "drives to work"),
-    # a taste turned: "Weirdly I like mushrooms now" was filed under dislikes_food, "can't stand mushrooms" under
-    # dislikes, both current
-    ("I can't stand mushrooms, the texture is just wrong.",
-     "Weirdly I like mushrooms now?? My flatmate's risotto converted me.", "can't stand mushrooms"),
+    # a taste turned ("weirdly I like mushrooms now" was filed under dislikes_food, "can't stand mushrooms" under
+    # dislikes, both current, in the dev split's out-of-fold failures)
+    ("I can't stand beetroot.", "Funny thing, I actually like beetroot now, roasted with feta.",
+     "can't stand beetroot"),
     ("I hate running.", "Honestly I love running now, did my first 10k!", "hates running"),
     ("I don't like jazz.", "I've really got into jazz this year, I love it.", "dislikes jazz"),
     # what was never so
-    ("I'm lactose intolerant so I have oat milk.", "Turns out it was never lactose, I'm actually fructose intolerant.",
-     "lactose"),
+    ("I'm gluten intolerant, so no bread for me.", "The tests say it was never gluten, I'm actually sensitive to "
+     "wheat starch.", "gluten"),
 ])
 def test_news_ends_what_it_replaces(acme, before, after, was):
     texts = told_in_turn(make_user(acme, "pam"), before, after)
