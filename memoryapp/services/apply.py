@@ -677,7 +677,9 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"|girlfriend|partner)|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
      None, False),
     # a boyfriend or girlfriend, in a wedding ("we got married on saturday!! i have a husband")
-    (r"\b(?:boyfriend|girlfriend)\b", r"\b(?:got married|(?:have|has) a (?:husband|wife))\b", None, False),
+    # (the subject's own: not "The user's boyfriend's name is Jake." when his brother got married)
+    (r"\b(?:their|his|her|a) (?:boyfriend|girlfriend)\b(?!'s)", r"\b(?:got married|(?:have|has) a (?:husband|wife))\b",
+     None, False),
     # going out with someone, in an engagement ("Chris proposed and I said yes!")
     (r"\b(?:dating|seeing|going out with|in a relationship with)\b",
      r"\b(?:engaged|proposed|popped the question|fianc[ée]e?)\b", None, False),
@@ -719,9 +721,11 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      + r"|(?:quit|stopped|gave up|given up) (?:drinking|alcohol|booze))\b",
      None, False),
     # a ward, a unit or a station of one's work, in a transfer ("transferred to ICU", "Transfer came through")
-    (r"\b(?:on|in) (?:the )?(?:[\w&-]+ ){0,3}(?:floor|ward|unit|department|dept)\b|\bon ward \d+"
-     r"|\b(?:working out of|based at) ",
-     r"\btransfer(?:red| came through)\b", None, False),
+    # (of work: not "lives in a ground floor flat"; not "transferred my savings to Monzo")
+    (r"\b(?:works?|working|nurse|doctor|porter|carer|job) (?:[\w'-]+ ){0,4}?(?:on|in) (?:the )?(?:[\w&-]+ ){0,3}"
+     r"(?:floor|ward|unit|department|dept)\b|\bon ward \d+|\b(?:working out of|based at) ",
+     r"\btransferred (?:over )?(?:to|into|onto) (?:the )?(?:[\w&'-]+ ){0,3}(?:ward|unit|department|dept|floor|team|icu"
+     r"|a&e|er|theatres?|station|office|branch|site|hospital)(?!\w)|\btransfer came through\b", None, False),
     # walking, or with a stick, in a wheelchair or a frame ("I walk with a cane", then "wheelchair full time")
     (r"\b(?:walks? with|uses?|using|needs?) (?:a )?(?:cane|stick|walking stick|crutch(?:es)?|walking frame)\b"
      r"|\bget(?:s)? around fine\b|\bown two feet\b",
@@ -731,13 +735,15 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\b(?:stay[- ]at[- ]home (?:mum|mom|dad|parent)|unemployed|out of work|between jobs|job[- ]hunting"
      r"|looking for (?:a job|work))\b",
      r"\b(?:started|got|landed|accepted|took|starts?) (?:a |the |their |his |her |a new )?(?:[\w-]+ ){0,2}(?:job"
-     r"|role|position)\b|\b(?:hired|joined)\b", None, False),
+     r"|role|position)\b|\bhired\b|\bjoined (?:the |a )?(?:[\w&'-]+ ){0,2}(?:team|company|firm|staff|payroll"
+     r"|practice|agency)\b", None, False),
     # how one gets to work, in another way ("I drive to work every day", then "I take the metro to the office now")
     (r"\b(?:drives?|driving|cycles?|cycling|walks?|walking|bikes?) (?:in)?to (?:work|the office)\b|\bdrives? into\b"
      r"|\b(?:gets?|takes?) the (?:bus|train|tube|metro|tram|subway) (?:in)?to (?:work|the office)\b",
-     r"\b(?:takes?|gets?|taking|getting) the (?:metro|bus|train|tube|luas|tram|subway|underground)\b"
-     r"|\b(?:cycles?|cycling|walks?|walking) (?:in)?to (?:work|the office)\b|\b(?:fully )?remote\b"
-     r"|\bgave up (?:on )?driving\b", None, False),
+     r"\b(?:takes?|gets?|taking|getting) the (?:metro|bus|train|tube|luas|tram|subway|underground)(?: [\w'-]+){0,3}"
+     r" (?:to work|to the office|in|into (?:work|town)|every (?:day|morning)|now)\b"
+     r"|\b(?:cycles?|cycling|walks?|walking) (?:in)?to (?:work|the office)\b"
+     r"|\b(?:fully|gone|went|now|working|works?) remote(?:ly)?\b|\bgave up (?:on )?driving\b", None, False),
     # not driving, in a licence ("I can't drive", then "I've had my licence since October!")
     (r"\b(?:can(?:'t|not| not) drive|(?:doesn't|does not|don't|do not|never learned to) drive|(?:no|without a)"
      r" (?:driving )?licen[cs]e|learning to drive|(?:taking|having|doing) driving lessons)\b",

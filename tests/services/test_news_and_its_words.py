@@ -62,6 +62,11 @@ def test_news_ends_what_it_replaces(acme, before, after, was):
     ("I work on the maternity ward.", "My friend got transferred to Leeds.", "maternity ward"),
     ("I love my job.", "I hate the commute though.", "job"),
     ("I hate coffee.", "My sister loves coffee now.", "hates coffee"),
+    ("My boyfriend is called Jake.", "My boyfriend's brother got married on Saturday.", "Jake"),
+    ("I live in a ground floor flat.", "Transferred to the Leeds office last month.", "ground floor flat"),
+    ("I work in the IT department.", "Transferred my savings to Monzo.", "IT department"),
+    ("I'm unemployed at the moment.", "Joined a gym to keep myself busy.", "unemployed"),
+    ("I drive to work every day.", "I got the train to Manchester for the gig on Saturday.", "drives to work"),
 ])
 def test_news_of_something_else_leaves_the_old_value(acme, before, after, kept):
     texts = told_in_turn(make_user(acme, "pam"), before, after)
