@@ -815,6 +815,7 @@ _LIKING = (r"(?:likes?|loves?|enjoys?|adores?|(?:is|am|'m) (?:really |so )?into|
 _THING = (r"\s+(?P<thing>[\w' -]+?)(?=\s+(?:now|these days|anymore|any more|again|after all|though|either)\b"
           r"|[,.;:!?(]|$)")
 _DISLIKED, _LIKED = (re.compile(rf"\b{verb}{_THING}", re.I) for verb in (_DISLIKING, _LIKING))
+_NOT_THE_THING = _stems(" ".join(_VALUE_FILLER | {"their", "them", "it", "food", "stuff"}))
 
 
 def _taste(text: str) -> tuple[str, set[str]] | None:
@@ -824,7 +825,7 @@ def _taste(text: str) -> tuple[str, set[str]] | None:
     if bool(disliked) == bool(liked):
         return None
     found = disliked or liked
-    thing = _stems(found["thing"]) - _stems(" ".join(_VALUE_FILLER | {"their", "them", "it", "food", "stuff"}))
+    thing = _stems(found["thing"]) - _NOT_THE_THING
     return ("dislikes" if disliked else "likes", thing) if thing else None
 
 
