@@ -124,15 +124,18 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
     chosen = extractor_for(extractor)
     folder = Path(corpus_dir) if corpus_dir else None
     messages, pairs = write_corpus.messages(split, folder), write_corpus.changes(split, folder)
+    continuations = write_corpus.continuations(split, folder)
     if not messages and not pairs:
         raise ValueError(f"the corpus has no {split} items")
     keep_examples = split == "dev"
     organization = Organization.objects.create(name=f"eval-write-accuracy-{uuid.uuid4().hex[:12]}")
     try:
         writer = _Writer(organization, chosen)
-        total, done = len(messages) + len(pairs), 0
+        total, done = len(messages) + len(pairs) + len(continuations), 0
         families: dict[str, Counter] = {}
-        examples: dict[str, list] = {"missed": [], "spurious": [], "unrecognised": [], "collateral": []}
+        kinds: dict[str, Counter] = {}  # continuation pairs by kind: their first statements held, and ended
+        examples: dict[str, list] = {"missed": [], "spurious": [], "unrecognised": [], "collateral": [],
+                                     "continued_ended": []}
         collateral = Counter()
         unmatched = 0
         for message in messages:
@@ -189,10 +192,28 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             done += 1
             if progress:
                 progress(done, total)
+        for pair in continuations:
+            user = writer.user()
+            for other in _distractors(pair, fact_messages):
+                writer.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
+            writer.send(user, pair.before, CHANGE_FROM, "s1")
+            if _mentioned(current_texts(user), pair.before_must):
+                writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
+                current = current_texts(user)
+                counts = kinds.setdefault(pair.way, Counter())
+                counts["held"] += 1
+                if not _mentioned(current, pair.before_must):
+                    counts["ended"] += 1
+                    if keep_examples:
+                        examples["continued_ended"].append({"id": pair.id, "before": pair.before, "after": pair.after,
+                                                            "current": current})
+            done += 1
+            if progress:
+                progress(done, total)
     finally:
         organization.delete()
     return _result(split=split, extractor=extractor, families=families, ways=ways, unmatched=unmatched,
-                   collateral=collateral,
+                   collateral=collateral, kinds=kinds,
                    examples={kind: found[:EXAMPLES] for kind, found in examples.items()} if keep_examples else {})
 
 
@@ -251,7 +272,12 @@ def _change_row(name: str, counts: Counter) -> dict:
             "old_current": counts["old_current"]}
 
 
-def _result(*, split, extractor, families, ways, unmatched, collateral, examples) -> dict:
+def _continued_row(name: str, counts: Counter) -> dict:
+    return {"kind": name, "held": counts["held"], "ended": counts["ended"],
+            "ended_rate": _rate(counts["ended"], counts["held"])}
+
+
+def _result(*, split, extractor, families, ways, unmatched, collateral, kinds, examples) -> dict:
     overall = sum(families.values(), Counter())
     none = families.get("none", Counter())
     changes = sum(ways.values(), Counter())
@@ -267,6 +293,9 @@ def _result(*, split, extractor, families, ways, unmatched, collateral, examples
                     "old_current_rate": _rate(changes["old_current"], changes["pairs"]),
                     "unrelated_held": collateral["held"], "unrelated_closed": collateral["closed"],
                     "unrelated_closed_rate": _rate(collateral["closed"], collateral["held"])},
+        # News on a fact's topic that changes nothing ("Jess is terrified of the hoover") must leave it current.
+        "continuations": {**_continued_row("all", sum(kinds.values(), Counter())),
+                          "kinds": [_continued_row(name, kinds[name]) for name in sorted(kinds)]},
         "families": [_message_row(name, families[name]) for name in sorted(families) if name != "none"],
         "ways": [_change_row(name, ways[name]) for name in sorted(ways)],
         "examples": examples,
@@ -275,7 +304,7 @@ def _result(*, split, extractor, families, ways, unmatched, collateral, examples
 
 def table(result: dict) -> str:
     """The printed report; its last line is machine-readable."""
-    changes = result["changes"]
+    changes, continued = result["changes"], result["continuations"]
     lines = [
         f"write accuracy: {result['split']} split, {result['extractor']} extractor, each message alone to a fresh "
         f"user, dated {result['written_at'][:10]}",
@@ -288,6 +317,8 @@ def table(result: dict) -> str:
         f"current {changes['old_current']})",
         f"  unrelated closed   {changes['unrelated_closed_rate']:6.1%}  ({changes['unrelated_closed']} of "
         f"{changes['unrelated_held']} facts the pairs' users held before)",
+        f"  same topic ended   {continued['ended_rate']:6.1%}  ({continued['ended']} of {continued['held']} "
+        "facts ended by later news on their topic that changes nothing)",
         f"  unmatched memories from fact messages: {result['unmatched_memories']} (informational)",
         "",
         f"{'family':18} {'messages':>8} {'facts':>6} {'missed':>7} {'rate':>6}",
@@ -300,8 +331,13 @@ def table(result: dict) -> str:
     for row in result["ways"]:
         lines.append(f"{row['way']:18} {row['pairs']:6d} {row['recognised']:10d} {row['recognised_rate']:6.0%} "
                      f"{row['new_written']:11d} {row['old_current']:11d}")
+    if continued["kinds"]:
+        lines += ["", f"{'news that changes nothing':26} {'held':>5} {'ended':>6} {'rate':>6}"]
+        lines += [f"{row['kind']:26} {row['held']:5d} {row['ended']:6d} {row['ended_rate']:6.0%}"
+                  for row in continued["kinds"]]
     lines.append(f"write_accuracy split={result['split']} extractor={result['extractor']} "
                  f"missed={result['missed_rate']:.3f} spurious={result['spurious_rate']:.3f} "
                  f"changes_recognised={changes['recognised_rate']:.3f} "
-                 f"unrelated_closed={changes['unrelated_closed_rate']:.3f}")
+                 f"unrelated_closed={changes['unrelated_closed_rate']:.3f} "
+                 f"same_topic_ended={continued['ended_rate']:.3f}")
     return "\n".join(lines)

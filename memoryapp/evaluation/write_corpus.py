@@ -83,13 +83,24 @@ def messages(split: str, corpus_dir: Path | None = None) -> list[Message]:
 
 
 def changes(split: str, corpus_dir: Path | None = None) -> list[ChangePair]:
+    return _pairs(corpus_dir, f"changes-*.{split}.jsonl", split, way="way", asked=True)
+
+
+def continuations(split: str, corpus_dir: Path | None = None) -> list[ChangePair]:
+    """The split's continuation pairs: a statement, then later news on its topic that changes nothing ("I have a
+    collie called Jess." then "Jess is terrified of the hoover lol"); `way` is the pair's `kind` (detail,
+    addition, reaffirm, same_topic_event, other_person, plan_or_wish, tricky) and there is no question."""
+    return _pairs(corpus_dir, f"continues-*.{split}.jsonl", split, way="kind", asked=False)
+
+
+def _pairs(corpus_dir: Path | None, pattern: str, split: str, *, way: str, asked: bool) -> list[ChangePair]:
     found = []
-    for path, number, item in jsonl_items(corpus_dir or CORPUS_DIR, f"changes-*.{split}.jsonl"):
+    for path, number, item in jsonl_items(corpus_dir or CORPUS_DIR, pattern):
         try:
-            found.append(ChangePair(id=item["id"], family=item["family"], way=item["way"],
+            found.append(ChangePair(id=item["id"], family=item["family"], way=item[way],
                                     before=item["before"]["text"], before_must=tuple(item["before"]["must"]),
                                     after=item["after"]["text"], after_must=tuple(item["after"]["must"]),
-                                    question=item["question"], split=split))
+                                    question=item["question"] if asked else "", split=split))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{path.name}:{number}: missing or malformed field {exc}") from exc
     return found
@@ -129,12 +140,13 @@ def problems() -> list[str]:
                     found.append(f"{message.id}: a fact without must-words")
                 elif not mentions(message.text, fact.must) and not fact.negated:
                     found.append(f"{message.id}: must-words {fact.must} not all in the message text")
-        for pair in changes(split, folder):
+        for pair in [*changes(split, folder), *continuations(split, folder)]:
             ids[pair.id] += 1
             said += [pair.before, pair.after]
             if not pair.before_must or not pair.after_must:
                 found.append(f"{pair.id}: before and after need must-words")
-            elif set(map(str.lower, pair.before_must)) == set(map(str.lower, pair.after_must)):
+            # a change's two values differ; news that changes nothing (no question) may say the same words again
+            elif pair.question and set(map(str.lower, pair.before_must)) == set(map(str.lower, pair.after_must)):
                 found.append(f"{pair.id}: before and after have the same must-words")
             if not mentions(pair.after, pair.after_must):
                 found.append(f"{pair.id}: after.must not in the after text")
@@ -169,7 +181,7 @@ def summary() -> str:
         facts = [m for m in msgs if m.family != "none"]
         lines.append(f"{split}: {len(msgs)} messages ({len(facts)} with facts, {len(msgs) - len(facts)} none, "
                      f"{len({m.family for m in facts})} families), {len(pairs)} change pairs "
-                     f"({len({p.way for p in pairs})} ways)")
+                     f"({len({p.way for p in pairs})} ways), {len(continuations(split, folder))} continuation pairs")
     return "\n".join(lines)
 
 

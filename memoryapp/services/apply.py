@@ -22,7 +22,7 @@ from memoryapp.actors import ActorRef
 from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organization, User
 from memoryapp.selectors.questions import NAME_SLOTS, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
-from memoryapp.services.extract.base import Candidate, single_valued
+from memoryapp.services.extract.base import Candidate, says_one_more, single_valued
 from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
 from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, sentence, stem
 from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, PETS, RELATIVES, alternatives
@@ -938,6 +938,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, s
         return  # "We're in Rome on holiday this week" replaces no home
     if used_to(draft.text):
         return  # "I used to be a chef" replaces no job; what it names ends by its name (ended_close)
+    if says_one_more(draft.text):
+        return  # "The user has also cut out dairy.", "...got into sci-fi too": one more value, none replaced
     said_now = [episode.id for episode in draft.sources]
     held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
     # news of someone leaves their name as it was ("Niamh's left teaching!"), unless it speaks of a name

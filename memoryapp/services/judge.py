@@ -10,7 +10,7 @@ from datetime import datetime
 
 from memoryapp import llm
 from memoryapp.models import Memory, MemoryEvent
-from memoryapp.services.extract.base import Candidate
+from memoryapp.services.extract.base import Candidate, says_one_more
 
 logger = logging.getLogger(__name__)
 
@@ -153,9 +153,11 @@ def _judge_meaning(
             return Decision(Op.INVALIDATE, slot[-1], f"{candidate.attribute} corrected by the user", also_add=True)
         if said_not and candidate.relation in ("state", "change", "refine"):
             return Decision(Op.SUPERSEDE, said_not[-1], f"{candidate.attribute} holds again")
-        if candidate.relation == "change" and slot and candidate.valid_from > slot[-1].valid_from:
+        if (candidate.relation == "change" and slot and candidate.valid_from > slot[-1].valid_from
+                and not says_one_more(candidate.text)):
             # "I switched to Italian": extractors mark a change in a many-valued slot only when the
-            # words say a value was replaced (services.extract.general), so the latest one ends.
+            # words say a value was replaced (services.extract.general), so the latest one ends; "I've also
+            # started Quran classes" joins the others.
             return Decision(Op.SUPERSEDE, slot[-1], f"{candidate.attribute} replaced")
         return Decision(Op.ADD, None, f"new {candidate.attribute}")
 

@@ -113,6 +113,11 @@ def _write_accuracy_row(result: dict) -> dict:
         "unrelated": percent(float(changes["unrelated_closed_rate"]), 1) if "unrelated_held" in changes else "—",
         "unrelated_of": (f"{changes['unrelated_closed']:,} of {changes['unrelated_held']:,}"
                          if "unrelated_held" in changes else ""),
+        # Runs before 2026-12-06 had no continuation pairs.
+        "same_topic": (percent(float(result["continuations"]["ended_rate"]), 1)
+                       if result.get("continuations", {}).get("held") else "—"),
+        "same_topic_of": (f"{result['continuations']['ended']:,} of {result['continuations']['held']:,}"
+                          if result.get("continuations", {}).get("held") else ""),
         "unmatched": result.get("unmatched_memories", 0),
         "families": [{**row, "rate": percent(float(row["missed_rate"]))} for row in result["families"]],
         "ways": [{**row, "rate": percent(float(row["recognised_rate"]))} for row in result["ways"]],

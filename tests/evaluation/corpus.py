@@ -23,6 +23,11 @@ def pair(id: str, family: str, way: str, before: str, before_must: list[str], af
             "after": {"text": after, "must": after_must}, "question": question}
 
 
+def continuation(id: str, kind: str, before: str, before_must: list[str], after: str, after_must: list[str]) -> dict:
+    return {"id": id, "family": "home", "kind": kind, "before": {"text": before, "must": before_must},
+            "after": {"text": after, "must": after_must}}
+
+
 DEV_MESSAGES = [
     message("t-m1", "home", "I live in Porto.", [fact(["Porto"])]),
     message("t-m2", "employer", "I work at Initech.", [fact(["Initech"]), fact(["Zanzibar"])]),  # Zanzibar: missed

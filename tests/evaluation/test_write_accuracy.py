@@ -11,7 +11,7 @@ from memoryapp.evaluation import write_accuracy, write_corpus
 from memoryapp.jobs import job_execute
 from memoryapp.models import Job, Organization
 from memoryapp.services.jobs import job_create
-from tests.evaluation.corpus import fact, message, pair, tiny_corpus, write
+from tests.evaluation.corpus import continuation, fact, message, pair, tiny_corpus, write
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +64,27 @@ def test_a_pairs_user_holds_other_facts_and_those_a_change_ends_are_counted(tmp_
                                                  "closed": ["Initech"]}]
 
 
+def test_news_on_a_facts_topic_that_changes_nothing_must_leave_it_current(tmp_path):
+    folder = write(tmp_path / "continued", {
+        "messages-t.dev.jsonl": [message("t-m1", "employer", "I work at Initech.", [fact(["Initech"])])],
+        "continues-t.dev.jsonl": [
+            # labelled as changing nothing on purpose: a move ends the old city, so it counts as ended
+            continuation("t-k1", "tricky", "I live in Lisbon.", ["Lisbon"], "I moved to Berlin.", ["Berlin"]),
+            continuation("t-k2", "detail", "I live in Porto.", ["Porto"], "thanks!", ["thanks"]),
+            # a first statement never written is not counted: nothing was there to end
+            continuation("t-k3", "detail", "how are you today?", ["Zanzibar"], "I moved to Oslo.", ["Oslo"]),
+        ],
+    })
+    result = write_accuracy.run(split="dev", extractor="rules", corpus_dir=folder)
+
+    continued = result["continuations"]
+    assert (continued["held"], continued["ended"], continued["ended_rate"]) == (2, 1, 0.5)
+    assert {row["kind"]: (row["held"], row["ended"]) for row in continued["kinds"]} == {"tricky": (1, 1),
+                                                                                         "detail": (1, 0)}
+    assert [e["id"] for e in result["examples"]["continued_ended"]] == ["t-k1"]
+    assert "same topic ended    50.0%  (1 of 2 facts" in write_accuracy.table(result)
+
+
 def test_the_test_split_is_measured_alone_and_keeps_no_examples(corpus):
     result = write_accuracy.run(split="test", extractor="rules", corpus_dir=corpus)
     assert (result["messages"], result["expected"], result["missed"]) == (1, 1, 0)
@@ -82,7 +103,8 @@ def test_the_command_stores_a_job_and_prints_the_table(corpus, monkeypatch):
     assert "change recognised   50.0%  (1 of 2 pairs" in printed and "old value still current 1" in printed
     assert "employer" in printed and "left_joined" in printed
     assert printed.strip().splitlines()[-1] == ("write_accuracy split=dev extractor=rules missed=0.333 "
-                                                "spurious=0.333 changes_recognised=0.500 unrelated_closed=0.000")
+                                                "spurious=0.333 changes_recognised=0.500 unrelated_closed=0.000 "
+                                                "same_topic_ended=0.000")
     job = Job.objects.get(kind="evaluate_write_accuracy")
     assert job.status == Job.Status.SUCCEEDED and job.organization is None
     assert job.params == {"split": "dev", "extractor": "rules"} and job.result["missed"] == 1

@@ -73,6 +73,8 @@ def write_accuracy_result(missed: float = 0.123, split: str = "test") -> dict:
             "changes": {"way": "all", "pairs": 70, "recognised": 63, "recognised_rate": 0.9, "new_written": 66,
                         "new_current": 65, "old_current": 4, "new_written_rate": 0.9429, "old_current_rate": 0.0571,
                         "unrelated_held": 280, "unrelated_closed": 3, "unrelated_closed_rate": 0.0107},
+            "continuations": {"kind": "all", "held": 180, "ended": 9, "ended_rate": 0.05,
+                              "kinds": [{"kind": "addition", "held": 26, "ended": 4, "ended_rate": 0.1538}]},
             "families": [{"family": "pets", "messages": 12, "expected": 14, "missed": 2, "missed_rate": 0.1429,
                           "spurious": 0}],
             "ways": [{"way": "left_joined", "pairs": 8, "recognised": 7, "recognised_rate": 0.875, "new_written": 8,
@@ -278,6 +280,18 @@ def test_a_write_accuracy_run_from_before_unrelated_closing_was_measured_shows_a
     panel = html[html.index('id="eval-write-accuracy"'):]
     assert "12.3%" in panel and "—" in panel[:panel.index("</section>")]
     assert "not in a shape this panel can draw" not in panel[:panel.index("</section>")]
+
+
+def test_the_write_accuracy_panel_shows_how_many_facts_news_that_changes_nothing_ended(ada_client):
+    finished("evaluate_write_accuracy", None, write_accuracy_result(), params={"split": "test", "extractor": "rules"})
+    older = write_accuracy_result()
+    del older["continuations"]  # measured before 2026-12-06
+    finished("evaluate_write_accuracy", None, older, params={"split": "dev", "extractor": "rules"})
+    html = page(ada_client)
+    panel = html[html.index('id="eval-write-accuracy"'):]
+    panel = panel[:panel.index("</section>")]
+    assert "Same topic ended" in panel and "5.0%" in panel and "9 of 180" in panel
+    assert "not in a shape this panel can draw" not in panel
 
 
 def test_the_write_accuracy_panel_shows_the_latest_run_of_each_split_and_extractor(ada_client):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
@@ -69,12 +70,25 @@ class Candidate:
 
     @property
     def cardinality(self) -> Literal["single", "multi"]:
-        return "single" if single_valued(self.attribute) else "multi"
+        # "We've also got an old Micra now" is a second car beside the first, not in its place
+        return "single" if single_valued(self.attribute) and not says_one_more(self.text) else "multi"
 
 
 def single_valued(attribute: str) -> bool:
     """One value at a time: the listed slots, and a favourite of a kind ("favorite_band")."""
     return attribute in SINGLE_VALUED_ATTRIBUTES or attribute.startswith(FAVORITE_PREFIX)
+
+
+# "also" inside a statement, not fronted ("Also, I moved to Leeds" is more news, said in place of the old value);
+# "too" or "as well" closing it, or before a word of time ("getting into sci-fi too lately").
+_ONE_MORE = re.compile(r"(?<!^)(?<![.!?;:] )\b(?:also|as well as|in addition to)\b(?!,)"
+                       r"|\b(?:too|as well)\b(?=\s*(?:[.,!;)]|$|now\b|lately\b|these days\b|recently\b))", re.I)
+
+
+def says_one_more(text: str) -> bool:
+    """Whether a statement gives a value that joins the others ("The user has also cut out dairy.", "...speaks
+    some Welsh too."): it replaces none, even in a slot of one value at a time."""
+    return bool(_ONE_MORE.search(text.strip()))
 
 
 class Extractor(Protocol):

@@ -159,6 +159,14 @@ _NOW = re.compile(r"\b(?:now|these days|nowadays|anymore|as of)\b", re.I)
 _NOW_PIECE = re.compile(r"^\W*now\b|\bnow\W*$|\b(?:these days|nowadays)\b", re.I)
 # ...unless the words say the new value joins the old ones ("we have a second cat now").
 _ADDS = re.compile(r"\b(?:also|another|second|third|one more|in addition)\b|\b(?:too|as well)\s*(?:[.,!;]|$)", re.I)
+# A journey told as done on one day ("got the train to Manchester on Saturday", "drove in yesterday")
+_ONE_TRIP = re.compile(r"\b(?:got|took|caught|drove|rode|cycled|biked|walked|flew)\b.*\b(?:yesterday|today|tonight"
+                       r"|last (?:night|week|weekend)|this (?:morning|afternoon|evening)"
+                       r"|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d+\w*))\b", re.I)
+# "every day this week", "every night for the past few days": a run of days that ends, not a habit
+_PASSING_RUN = re.compile(r"\bevery (?:single )?(?:day|night|morning|evening)\b.*\b(?:this|last) (?:week|weekend)\b"
+                          r"|\bevery (?:single )?(?:day|night)\b.*\b(?:for )?the (?:past|last) (?:few|couple of)"
+                          r" days\b", re.I)
 CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statements may be when it says a change
 # A piece that itself says the speaker's life changed ("Upgraded to a large", "got a cat this weekend!!",
 # "finally 18", "back to the office as of this week"): such news is rarely said without exclamation or a
@@ -1310,6 +1318,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if (piece != found[0] and said == piece and _WHAT_IT_WAS_LIKE.match(piece)
                 and not _CHANGE.search(piece)):
             continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
+        if _PASSING_RUN.search(said):
+            continue  # "I've had a migraine every day this week": a run of days that ends with the week
         text = third_person(without_old(said), who)
         if not text or len(text) < 8 or _SAYS_NOTHING.fullmatch(said):
             continue
@@ -1339,6 +1349,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute == "city" and a_stay(piece, for_a_day=True):
             attribute = ""  # "in Berlin right now for a conference": a stay, beside the home
+        if attribute == "commute" and _ONE_TRIP.search(piece):
+            attribute = ""  # "got the train to Manchester for the gig on Saturday": one trip, not the way to work
         if _SOMEONES_DEATH.search(piece) or _ABSTINENCE.search(piece):
             # whatever the family model hears in grief ("sadly we lost Salt": city) or in "a year sober" (job):
             # services.apply files news of a death where what it ends was, the slot of the one who died
