@@ -19,6 +19,7 @@ from memoryapp.selectors.questions import (
 from memoryapp.selectors.ranking import TIE_BREAK, Weights
 from memoryapp.selectors.search import (
     KIND_WEIGHT,
+    NAME_ONLY_PENALTY,
     WORDS_EXPECTED,
     WORDS_WEIGHT,
     SearchParams,
@@ -429,7 +430,7 @@ def test_a_name_memory_answers_who_someone_is_not_what_they_do(acme):
     for query in ("what's my brother called?", "who is Tomas?", "do I have a brother?"):
         assert texts(ask(lena, query, k=1)) == ["Lena's brother's name is Tomas."], query
     hits = ask(lena, "where does Tomas work?", k=5, min_score=-1).hits
-    assert [h.components.get("name_only") for h in hits if h.item.attribute == "name"] == [-0.1]
+    assert [h.components.get("name_only") for h in hits if h.item.attribute == "name"] == [-NAME_ONLY_PENALTY]
 
 
 @pytest.mark.parametrize("query, people", [
