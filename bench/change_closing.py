@@ -27,7 +27,6 @@ import shutil
 import tempfile
 import uuid
 import zlib
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -80,20 +79,16 @@ def pairs_written(pairs: list, facts: list) -> list[dict]:
         setattr(apply, name, 2.0)  # the model off
     try:
         writer = write_accuracy._Writer(organization, write_accuracy.extractor_for("rules"))
-        changed_at = write_accuracy.CHANGE_FROM + timedelta(days=write_accuracy.CHANGE_AFTER_DAYS)
         for pair in pairs:
-            user = writer.user()
-            others = write_accuracy._distractors(pair, facts)
-            for other in others:
-                writer.send(user, other.text, write_accuracy.CHANGE_FROM - timedelta(days=1), "s0")
-            writer.send(user, pair.before, write_accuracy.CHANGE_FROM, "s1")
+            user, others = writer.pair_begun(pair, facts)
             held = Memory.objects.filter(id__in=list(Memory.objects.filter(  # what was held before the change
                 user=user, status=Memory.Status.ACTIVE, kind=Memory.Kind.SEMANTIC).values_list("id", flat=True)))
-            writer.send(user, pair.after, changed_at, "s2")
+            writer.pair_ended(user, pair)
             current = set(valid_at(Memory.objects.filter(user=user)).values_list("id", flat=True))
             unrelated = [f.must for m in others for f in m.facts]
             message_vector = embeddings.encode([pair.after])[0]
-            for new in Memory.objects.filter(user=user, valid_from__gte=changed_at, status=Memory.Status.ACTIVE):
+            for new in Memory.objects.filter(user=user, valid_from__gte=write_accuracy.CHANGED_AT,
+                                             status=Memory.Status.ACTIVE):
                 # as services.apply.related_close looks
                 theirs = held.filter(apply.subject_and_their_people(new.subject))
                 olds = apply.replacement_candidates(theirs, new.embedding, message_vector)

@@ -47,6 +47,7 @@ from memoryapp.evaluation import write_corpus
 WRITTEN_AT = datetime(2025, 6, 2, 10, tzinfo=UTC)
 CHANGE_FROM = WRITTEN_AT
 CHANGE_AFTER_DAYS = 30
+CHANGED_AT = CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS)
 EXTRACTORS = ("rules", "llm")
 EXAMPLES = 40  # per kind of failure, dev split only
 DISTRACTORS = 4  # other facts a change pair's user holds before the pair
@@ -93,6 +94,18 @@ class _Writer:
         result = episodes_ingest(organization=self.organization, user=user, actor=self.actor, session=session,
                                  messages=[MessageIn("user", text, at)])
         episodes_extract(episode_ids=[e.id for e in result.episodes], actor=self.actor, extractor=self.extractor)
+
+    def pair_begun(self, pair, fact_messages: list) -> tuple:
+        """(a fresh user, the messages of other facts they were told first), after the pair's first statement."""
+        user, others = self.user(), _distractors(pair, fact_messages)
+        for other in others:
+            self.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
+        self.send(user, pair.before, CHANGE_FROM, "s1")
+        return user, others
+
+    def pair_ended(self, user, pair) -> None:
+        """The pair's later statement, a month after the first, in another session."""
+        self.send(user, pair.after, CHANGED_AT, "s2")
 
 
 def active_texts(user) -> list[str]:
@@ -164,13 +177,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         ways: dict[str, Counter] = {}
         fact_messages = [m for m in messages if m.family != "none"]
         for pair in pairs:
-            user = writer.user()
-            others = _distractors(pair, fact_messages)
-            for other in others:
-                writer.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
-            writer.send(user, pair.before, CHANGE_FROM, "s1")
+            user, others = writer.pair_begun(pair, fact_messages)
             held = [f for m in others for f in m.facts if _mentioned(current_texts(user), f.must)]
-            writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
+            writer.pair_ended(user, pair)
             current, active = current_texts(user), active_texts(user)
             closed = [f for f in held if not _mentioned(current, f.must)]
             collateral["held"] += len(held)
@@ -193,12 +202,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
             if progress:
                 progress(done, total)
         for pair in continuations:
-            user = writer.user()
-            for other in _distractors(pair, fact_messages):
-                writer.send(user, other.text, CHANGE_FROM - timedelta(days=1), "s0")
-            writer.send(user, pair.before, CHANGE_FROM, "s1")
+            user, _ = writer.pair_begun(pair, fact_messages)
             if _mentioned(current_texts(user), pair.before_must):
-                writer.send(user, pair.after, CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS), "s2")
+                writer.pair_ended(user, pair)
                 current = current_texts(user)
                 counts = kinds.setdefault(pair.way, Counter())
                 counts["held"] += 1

@@ -101,6 +101,8 @@ def write_accuracy_panel(runs: list[Job]) -> list[dict]:
 
 def _write_accuracy_row(result: dict) -> dict:
     changes = result["changes"]
+    # Runs before 2026-12-06 had no continuation pairs.
+    continued = result["continuations"] if result.get("continuations", {}).get("held") else None
     return {
         "missed": percent(float(result["missed_rate"]), 1),
         "missed_of": f"{result['missed']:,} of {result['expected']:,}",
@@ -113,11 +115,8 @@ def _write_accuracy_row(result: dict) -> dict:
         "unrelated": percent(float(changes["unrelated_closed_rate"]), 1) if "unrelated_held" in changes else "—",
         "unrelated_of": (f"{changes['unrelated_closed']:,} of {changes['unrelated_held']:,}"
                          if "unrelated_held" in changes else ""),
-        # Runs before 2026-12-06 had no continuation pairs.
-        "same_topic": (percent(float(result["continuations"]["ended_rate"]), 1)
-                       if result.get("continuations", {}).get("held") else "—"),
-        "same_topic_of": (f"{result['continuations']['ended']:,} of {result['continuations']['held']:,}"
-                          if result.get("continuations", {}).get("held") else ""),
+        "same_topic": percent(float(continued["ended_rate"]), 1) if continued else "—",
+        "same_topic_of": f"{continued['ended']:,} of {continued['held']:,}" if continued else "",
         "unmatched": result.get("unmatched_memories", 0),
         "families": [{**row, "rate": percent(float(row["missed_rate"]))} for row in result["families"]],
         "ways": [{**row, "rate": percent(float(row["recognised_rate"]))} for row in result["ways"]],
