@@ -101,12 +101,12 @@ CLEAR_FLOOR = 0.6
 CLEAR_GAP = 0.4
 
 
-def most_likely_replaced(likelihood: np.ndarray, bar: float) -> int | None:
-    """The index of the old memory replaced, if any: the likeliest, when at least `bar` likely or clearly the one
-    (at least CLEAR_FLOOR, and CLEAR_GAP above every other)."""
+def most_likely_replaced(likelihood: np.ndarray, bar: float, *, clear_gap_suffices: bool = True) -> int | None:
+    """The index of the old memory replaced, if any: the likeliest, when at least `bar` likely or (unless
+    `clear_gap_suffices` is false) clearly the one (at least CLEAR_FLOOR, and CLEAR_GAP above every other)."""
     if len(likelihood) == 0:
         return None
     best = int(np.argmax(likelihood))
     runner_up = max((float(p) for i, p in enumerate(likelihood) if i != best), default=0.0)
     clearly_the_one = likelihood[best] >= CLEAR_FLOOR and likelihood[best] - runner_up >= CLEAR_GAP
-    return best if likelihood[best] >= bar or clearly_the_one else None
+    return best if likelihood[best] >= bar or (clear_gap_suffices and clearly_the_one) else None

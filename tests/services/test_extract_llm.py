@@ -2,7 +2,7 @@
 127.0.0.1, the `endpoint` fixture of tests/fake_llm.py). No database, no network."""
 
 import logging
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -56,7 +56,8 @@ def test_valid_facts_become_the_same_candidates_as_the_rules_backend(endpoint):
 
     candidates = LLMExtractor().extract(EPISODES, subject="sam")
 
-    assert candidates == expected
+    # how likely the classifier hears a change is the rules backend's own reading of the messages
+    assert candidates == [replace(candidate, change_heard=0.0) for candidate in expected]
     assert all(type(candidate) is Candidate for candidate in candidates)
 
 

@@ -87,11 +87,46 @@ def test_without_the_change_heard_those_old_values_stay(acme, monkeypatch):
     values, so the test above measures the head."""
     from dataclasses import replace
 
+    from memoryapp.services import apply
     from memoryapp.services.extract import classifier
 
     monkeypatch.setattr(classifier, "_weights", replace(classifier.weights(), change_threshold=2.0))
+    monkeypatch.setattr(apply, "FAINT_CHANGE_HEARD", 2.0)  # nor heard faintly
     for number, (before, after, old, _) in enumerate(HEARD_CHANGES):
         assert holds(told_in_turn(make_user(acme, f"sol{number}"), before, after), *old)
+
+
+# Heard only faintly by the change head (likelihood 0.3-0.4, under its threshold): the old value ends because the
+# replacement model is near certain of it (apply.FAINT_CHANGE_BAR).
+FAINTLY_HEARD = [
+    ("My brother Callum is in the navy, based in Portsmouth.",
+     "Callum's out of the navy and renting a place ten minutes from us in Derby, babysitter sorted!",
+     ("Portsmouth",), ("Derby",)),
+    ("I do all my writing on an old Chromebook.",
+     "the dog chewed through the chromebook so all my writing is on a refurbished ThinkPad from eBay",
+     ("writing", "Chromebook", "does"), ("ThinkPad",)),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), FAINTLY_HEARD)
+def test_a_change_heard_faintly_ends_the_memory_it_surely_replaces(acme, monkeypatch, before, after, old, new):
+    from memoryapp.services import apply
+
+    now = told_in_turn(make_user(acme, "ivo"), before, after)
+    assert holds(now, *new) and not holds(now, *old), now
+    assert not any(re.search(r"\b(\w+) \1\b", text, re.I) for text in now), "no word said twice ('the the')"
+
+    monkeypatch.setattr(apply, "FAINT_CHANGE_HEARD", 2.0)  # not heard at all: the old value stays
+    assert holds(told_in_turn(make_user(acme, "ivo2"), before, after), *old)
+
+
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("My husband Raj teaches geography.", "Raj got a commendation from the head for his field trip planning",
+     ("Raj", "geography")),
+    ("I play five-a-side on Tuesdays.", "we lost 9-2 on Tuesday, worst game of the season", ("five-a-side",)),
+])
+def test_news_heard_faintly_that_changes_nothing_ends_nothing(acme, before, after, kept):
+    assert holds(told_in_turn(make_user(acme, "ines"), before, after), *kept)
 
 
 @pytest.mark.parametrize(("before", "after", "old", "new"), [

@@ -67,6 +67,8 @@ class Candidate:
     # The message it came from says that something in the speaker's life changed (the classifier's change
     # head, which hears it said in words no rule lists: "Aer Lingus now", "Baby Aiko arrived on Tuesday").
     says_change: bool = False
+    # How likely the change head finds that the message says a change (says_change: at or above its threshold).
+    change_heard: float = 0.0
 
     @property
     def cardinality(self) -> Literal["single", "multi"]:

@@ -309,11 +309,6 @@ def change_probability(vectors: np.ndarray, texts: list[str], w: Weights | None 
     return (vector_leg + word_leg) / 2
 
 
-def says_change(vectors: np.ndarray, texts: list[str], w: Weights | None = None) -> np.ndarray:
-    w = w or weights()
-    return change_probability(vectors, texts, w) >= w.change_threshold
-
-
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 

@@ -940,8 +940,9 @@ def complete(
     weights = classifier.weights()
     kept = list(candidates)
     added: list[Candidate] = []
-    changes = dict(zip((index for index, _, _ in work),
-                       _says_change([episode for _, episode, _ in work], message_vectors), strict=True))
+    heard = dict(zip((index for index, _, _ in work),
+                     _change_heard([episode for _, episode, _ in work], message_vectors), strict=True))
+    changes = {index: likelihood >= weights.change_threshold for index, likelihood in heard.items()}
     at = 0
     for index, episode, found in work:
         scores, kinds = probability[at : at + len(found)], families[at : at + len(found)]
@@ -960,7 +961,8 @@ def complete(
     kept, added = _rules_worded_in_full(kept, added)
     kept, added = _told_once(kept, added, episodes, who)
     ends = {index: ended(episode.content) for index, episode, _ in work}
-    found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False))
+    found = sorted((replace(c, ends=ends.get(c.episode_index, ()), says_change=changes.get(c.episode_index, False),
+                            change_heard=heard.get(c.episode_index, 0.0))
                     for c in kept + added), key=lambda c: c.episode_index)
     return _named_as_they_say(found, episodes, subject=subject, who=who)
 
@@ -1004,11 +1006,13 @@ def _episode_vectors(episodes: list[EpisodeInput]) -> np.ndarray:
                       for episode in episodes])
 
 
-def _says_change(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[bool]:
-    """Whether each message says something changed, read whole from its vector."""
-    heard = classifier.says_change(vectors, [episode.content for episode in episodes])
+def _change_heard(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[float]:
+    """How likely each message says something changed, read whole from its vector and words (the classifier's
+    change head)."""
+    heard = classifier.change_probability(vectors, [episode.content for episode in episodes])
     # "Started learning the piano too": news that joins the old values, replacing none.
-    return [bool(said) and not _ADDS.search(episode.content) for said, episode in zip(heard, episodes, strict=True)]
+    return [0.0 if _ADDS.search(episode.content) else float(likelihood)
+            for likelihood, episode in zip(heard, episodes, strict=True)]
 
 
 def _vectors(work, message_vectors: np.ndarray) -> np.ndarray:

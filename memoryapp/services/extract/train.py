@@ -63,6 +63,11 @@ def _changes(corpus_dir=None, training_dir=None) -> list[write_corpus.ChangePair
             *write_corpus.changes("train", training_dir or write_corpus.TRAINING_DIR)]
 
 
+def _continuations(corpus_dir=None, training_dir=None) -> list[write_corpus.ChangePair]:
+    return [*write_corpus.continuations("dev", corpus_dir),
+            *write_corpus.continuations("train", training_dir or write_corpus.TRAINING_DIR)]
+
+
 def examples(corpus_dir=None, training_dir=None
              ) -> tuple[list[str], list[int], list[str], list[int], list[str], list[str], list[str]]:
     """(pieces, durable labels, family labels ("" for non-durable), message number for grouping, the
@@ -228,7 +233,7 @@ def _family_models(pieces: np.ndarray, vectors: np.ndarray, families: np.ndarray
 
 def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
     """Whether a whole message says something changed: the dev change pairs' later statements against
-    their first ones, every dev message that states a fact and both sides of the dev continuation pairs. Its
+    their first ones, every dev message that states a fact and both sides of the continuation pairs. Its
     threshold lets CHANGE_FALSE_ALARM of those statements through, out of fold (folds by pair, so a pair's two sides
     are never split)."""
     from sklearn.linear_model import LogisticRegression
@@ -247,7 +252,7 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
             groups.append(-1 - number)
     # News on a statement's topic that changes nothing ("Jess is terrified of the hoover", "also got a Micra now"):
     # statements too, which the threshold lets through no more often than the others
-    for number, pair in enumerate(write_corpus.continuations("dev", corpus_dir), start=len(groups)):
+    for number, pair in enumerate(_continuations(corpus_dir, training_dir), start=len(groups)):
         texts += [pair.after, pair.before]
         labels += [0, 0]
         groups += [number, number]
