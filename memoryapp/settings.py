@@ -208,13 +208,14 @@ EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)  # short texts: 64 ran
 # without AVX-512, one thread: 50-message chat calls embed 320 -> 480 texts/s at 128 (64 rows a run before),
 # LoCoMo-length turns 40 -> 98 texts/s; 64 to 256 are within a few percent of each other.
 EMBEDDING_BATCH_TOKENS = envint("EMBEDDING_BATCH_TOKENS", 128)
-# "auto": the model's weights in bfloat16 where the CPU computes it natively (AVX512-BF16, AMX),
-# float32 elsewhere. On this machine bfloat16 embeds a query in 8 ms instead of 11 and a batch in
-# half the time, with vectors at cosine 0.9999 of float32's (LoCoMo dense recall@5 unchanged).
+# "auto": the model's weights in bfloat16 where the CPU computes it natively (AVX512-BF16, AMX) and it
+# was measured faster than float32 there (once per CPU, on the first load; embeddings._bfloat16_measured_faster),
+# float32 elsewhere. With AMX bfloat16 batches about twice as fast as ONNX Runtime's float32; with
+# AVX512-BF16 alone it ran 2.6 times slower. Vectors at cosine 0.9999 of float32's either way.
 EMBEDDING_PRECISION = os.environ.get("EMBEDDING_PRECISION", "auto")
-# "auto": torch where it computes in bfloat16 (above), ONNX Runtime in float32 elsewhere: on CPUs
-# without bfloat16 it embeds about twice as fast as torch float32, at cosine 1.0000 of its vectors
-# (its model is exported from the packaged one on first load, cached under DATA_DIR). Or by name.
+# "auto": torch where it computes in bfloat16 (above), ONNX Runtime in float32 elsewhere: about twice as
+# fast as torch float32, at cosine 1.0000 of its vectors (its model is exported from the packaged one on
+# first load, cached under DATA_DIR). Or by name.
 EMBEDDING_BACKEND = os.environ.get("EMBEDDING_BACKEND", "auto")
 # Threads each process gives the model (0: torch's default, one per core). The web process and the
 # worker both embed; with two threads each on two cores they fought over the cores (OpenMP spins):

@@ -89,12 +89,12 @@ def test_onnx_backend_gives_sentence_transformers_float32_vectors(settings, monk
     assert np.allclose(embeddings.encode_one(texts[5]), vectors[5], atol=1e-5)  # alone as in a batch
 
 
-def test_auto_backend_is_onnx_without_native_bfloat16_and_torch_with_it(settings, monkeypatch, client):
+def test_auto_backend_is_torch_in_bfloat16_only_where_that_was_measured_faster(settings, monkeypatch, client):
     settings.EMBEDDING_BACKEND = settings.EMBEDDING_PRECISION = "auto"
     texts = ["I moved to Lisbon last spring.", "What instrument does her sister play?", "allergic to peanuts"]
     vectors = {}
-    for native, expected in ((False, ("onnx", "float32")), (True, ("torch", "bfloat16"))):
-        monkeypatch.setattr(embeddings, "_bfloat16_is_native", lambda native=native: native)
+    for faster, expected in ((False, ("onnx", "float32")), (True, ("torch", "bfloat16"))):
+        monkeypatch.setattr(embeddings, "_bfloat16_measured_faster", lambda faster=faster: faster)
         monkeypatch.setattr(embeddings, "_model", None)
         vectors[expected] = embeddings.encode(texts)
         assert (embeddings.loaded_backend(), embeddings.loaded_precision()) == expected
@@ -102,6 +102,34 @@ def test_auto_backend_is_onnx_without_native_bfloat16_and_torch_with_it(settings
         assert (health["backend"], health["precision"]) == expected
     # A store embedded by one machine is searched by the other's queries: the vectors must agree.
     assert np.all(np.sum(vectors["onnx", "float32"] * vectors["torch", "bfloat16"], axis=1) > 0.999)
+
+
+def test_bfloat16_is_measured_against_float32_once_per_cpu_and_data_folder(settings, monkeypatch, tmp_path):
+    """Native bfloat16 is twice as fast as ONNX Runtime's float32 on some CPUs and half as fast on others:
+    the first load on a bfloat16 CPU times both and keeps the answer; later loads read it, and another
+    CPU measures again."""
+    settings.DATA_DIR = tmp_path
+    monkeypatch.setattr(embeddings, "_bfloat16_is_native", lambda: True)
+    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "avx512_bf16"})
+    faster = embeddings._bfloat16_measured_faster()
+    [record] = (tmp_path / "embedding-cache").glob("bfloat16-*.json")
+    timings = json.loads(record.read_text())
+    assert timings["float32_backend"] == "onnx"
+    assert 0 < timings["float32_ms"] < 60_000 and 0 < timings["bfloat16_ms"] < 60_000
+    assert faster == (timings["bfloat16_ms"] < timings["float32_ms"])
+
+    def no_load(*args):
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(embeddings, "_load_torch", no_load)
+    monkeypatch.setattr(embeddings, "_load_onnx", no_load)
+    record.write_text(json.dumps({**timings, "bfloat16_ms": 1.0, "float32_ms": 2.0}))
+    assert embeddings._bfloat16_measured_faster() is True  # read back, not measured
+    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2"})
+    assert embeddings._bfloat16_measured_faster() is False  # no native bfloat16: nothing to measure
+    monkeypatch.setattr(embeddings, "_cpu_flags", lambda: {"avx2", "avx512_bf16", "amx_bf16"})
+    with pytest.raises(AssertionError, match="measured again"):
+        embeddings._bfloat16_measured_faster()  # another CPU: its own measurement
 
 
 def test_onnx_export_is_made_once_and_reused_without_torch(settings, monkeypatch, tmp_path):
