@@ -775,9 +775,37 @@ def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said,
     # a headline before the news is no part of it
     ("weekend update: we adopted a kitten", ["we adopted a kitten"]),
     ("plot twist, I'm allergic to my own cat", ["I'm allergic to my own cat"]),
+    ("one more thing: I moved to Leeds", ["I moved to Leeds"]),
+    # a statement after a request and a colon, or wrapped in one ("note that..."), is the speaker's
+    ("For the team offsite next month, please avoid anything with stairs: I use a walking frame",
+     ["For the team offsite next month", "please avoid anything with stairs", "I use a walking frame"]),
+    ("Please remember that I don't drink alcohol when you plan the dinner",
+     ["I don't drink alcohol when you plan the dinner"]),
+    ("could you note on the booking that I use a hearing aid?", ["I use a hearing aid"]),
+    # what the fact means for the assistant is no part of it
+    ("I've run marathons for a decade, so you can skip the warm-up basics",
+     ["I've run marathons for a decade", "you can skip the warm-up basics"]),
+    ("I work nights, so for the rota could you swap me off Mondays?",
+     ["I work nights", "for the rota could you swap me off Mondays?"]),
+    ("I'm a nurse, so shifts are long", ["I'm a nurse, so shifts are long"]),
+    # a name, an aside, then the speaker's fragments
+    ("I'm Priya btw, 29, nurse in Leicester", ["I'm Priya", "I'm 29", "I'm a nurse in Leicester"]),
 ])
 def test_pieces_end_where_the_statement_ends(said, expected):
     assert general.pieces(said) == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("said", "words"), [
+    ("When you draft the conference schedule, please leave gaps between sessions: I have chronic fatigue.",
+     "chronic fatigue"),
+    ("Could you note on the booking that I use a hearing aid, so the induction loop matters?", "hearing aid"),
+    ("I've managed a warehouse for twelve years, so you don't need to explain forklift rules, just the new form.",
+     "warehouse"),
+])
+def test_a_fact_said_inside_a_request_is_written(send, said, words):
+    texts = current_texts(send(said))
+    assert any(words in text for text in texts), texts
 
 
 @pytest.mark.parametrize(("said", "statement"), [

@@ -391,6 +391,9 @@ _CLAUSE_START = (
     r"|(?:is|are|should|does|do|can|could|would|will) (?:there|it|i|she|he|they|we|you|that|this))\b)"
     # "i'm dyslexic so can u keep it short": a request after the fact, with no comma between
     r"|\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|please\b|pls\b)"
+    # "I have a stammer, so for the panel could I get...", "eight years of Haskell, so you don't need to explain
+    # monads": what the fact means for the assistant is no part of it
+    r"|,\s+so\s+(?=(?:you|u|if)\b|[^,.;!?]*\?)"
     # "which is funny considering I live in Winnipeg": the reason given is a statement of its own
     r"|\s+(?=(?:considering|given that|seeing as|because)\s+(?:i|i'm|im|i've|my|we|we're|our)\b)"
     # "my name's Rajesh but everyone at work calls me Raj", "I'm Shauna by the way, most people call me Shay":
@@ -417,7 +420,8 @@ _FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our
 # 2008": after the speaker gives their name, each comma fragment that has no subject of its own is theirs.
 _INTRODUCED = re.compile(r"(?P<intro>(?:.{0,25}?\b)?(?:i'm|im|i am|my name's|my name is|name's|name is|this is|it's)\s+"
                          r"(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|easter)\b)"
-                         r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3})\s*,\s+(?P<rest>.+)", re.I)
+                         r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3})"
+                         r"(?:\s+(?:by the way|btw|here|fyi))?\s*,\s+(?P<rest>.+)", re.I)  # "I'm Ola btw, mum of three"
 _HAS_ITS_OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|my|we|our|he|she|they|it|you|u|and|but|so|can|could|would"
                                   r"|will|please|pls|what|how|where|when|why|is|are|do|does|any)\b", re.I)
 _BEEN = re.compile(r"(?:been|lived|worked|studied)\b", re.I)
@@ -551,11 +555,40 @@ _FRONTED_REASON = re.compile(r"^\W*(?:since|ever since|because|now that)\s+(?:i|
                              r"(?=(?:i|i'm|im|i've|ive|we|we're|we've)\s)", re.I)
 
 
+# A request wrapped around a statement: "Please note on the form that I take metformin", "keep in mind that we
+# don't eat pork": the statement is the speaker's.
+_NOTE_THAT = re.compile(r"^\W*(?:(?:please|pls|just|also|can you|could you|would you|will you)\s+)?(?:please\s+)?"
+                        r"(?:note|remember|keep in mind|bear in mind|be aware"
+                        r"|make a note|don't forget|do not forget)\b[^.!?;:]{0,80}?\bthat\s+"
+                        r"(?=(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b)", re.I)
+
+
+def _noted(part: str) -> str:
+    """The statement a request to note it wraps, without the request's question mark."""
+    wrapper = _NOTE_THAT.match(part)
+    return part if wrapper is None else part[wrapper.end():].rstrip(" ?")
+
+
+# A statement after a colon: "When you plan the schedule, please build in rest days: I have rheumatoid arthritis".
+_COLON_THEN_STATEMENT = re.compile(r"\s*:\s+(?=(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b)", re.I)
+
+
+def _colon_apart(part: str) -> list[str]:
+    """The part before such a colon and the statement after it, as two pieces; a headline of up to three words
+    ("one more thing: I moved to Leeds") is no piece."""
+    found = _COLON_THEN_STATEMENT.search(part)
+    if found is None:
+        return [part]
+    head = part[: found.start()]
+    return [head, part[found.end():]] if len(head.split()) > 3 else [part[found.end():]]
+
+
 def pieces(text: str) -> list[str]:
     """The message cut where a new statement, question or request starts, each cleaned of emoji."""
     found = []
-    for part in (piece for said in split_sentences(cleaned(text)) for introduced in introduction_statements(said)
-                 for piece in _reason_apart(introduced)):
+    for part in (_noted(piece) for said in split_sentences(cleaned(text))
+                 for introduced in introduction_statements(said) for reason in _reason_apart(introduced)
+                 for piece in _colon_apart(reason)):
         # "what would happen if I just quit and became a dog walker": the supposition goes on after "and"
         breaks = _SUPPOSED_PIECE_BREAK if _SUPPOSED.match(part) else _PIECE_BREAK
         # "my wife's birthday is Friday and she loves Thai food, gift ideas?": the fact before the question
@@ -1276,12 +1309,16 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             return -CHANGE_PIECE_MARGIN
         return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0
 
+    continued = _continued(found)
+    # A piece going on with "it", "they"... about what the piece before it said is about that: alone it says too
+    # little for the classifier ("Repainted the kitchen, | it's dark green now"), so it is as durable as that one.
+    margins = [max(margin, margins[at - 1]) if at and _GOES_ON.match(piece) and continued.get(piece, piece) == piece
+               else margin for at, (piece, margin) in enumerate(zip(found, margins, strict=True))]
     # "I'm Mia" opening a message that goes on ("I'm Mia, I'm a pharmacist in Leeds.", "Hey, I'm Tom. I'm 40"):
     # the speaker's name by its form, which the classifier, reading the whole message, often puts just under the bar
     chosen = [(piece, "name" if introduced else kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
               if margin >= (-INTRODUCTION_MARGIN if (introduced := introduces_the_speaker(piece)) else bar(piece, kind))
               and not _covered(piece, own, subject)]
-    continued = _continued(found)
     # A piece going on with "it", "they"... about what a kept piece said, which no name resolves ("I got a new
     # laptop, | it's a ThinkPad X1") is kept with it, however little it says alone: _told_once tells the two in
     # one memory, so it adds words to a memory and never a memory of its own.
