@@ -49,16 +49,22 @@ PRECISIONS = ("auto", "bfloat16", "float32")
 _BF16_FLAGS = {"avx512_bf16", "amx_bf16", "bf16"}
 
 
-def _cpu_flags() -> set[str] | None:
+def _cpu_field(names: set[str]) -> str | None:
+    """The first /proc/cpuinfo line named one of `names` (x86 and Arm name them differently), its value."""
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in {"flags", "Features"}:
-            return set(value.split())
+        if key.strip() in names:
+            return value.strip()
     return None
+
+
+def _cpu_flags() -> set[str] | None:
+    flags = _cpu_field({"flags", "Features"})
+    return None if flags is None else set(flags.split())
 
 
 def _bfloat16_is_native() -> bool:
@@ -102,11 +108,7 @@ def _measurement_file() -> Path:
     data folder moved to another machine, or an upgrade, measures again."""
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        cpu = next(line for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines()
-                   if line.split(":")[0].strip() in {"model name", "CPU part"})
-    except (OSError, StopIteration):
-        cpu = "unknown cpu"
+    cpu = _cpu_field({"model name", "CPU part"}) or "unknown cpu"
     runtimes = []
     for package in ("torch", "onnxruntime"):
         try:

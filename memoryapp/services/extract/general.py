@@ -413,7 +413,8 @@ _SUPPOSED_PIECE_BREAK = re.compile(_CLAUSE_START, re.I)
 _MAKE_BELIEVE = re.compile(r"\W*(?:(?:ok(?:ay)?|so|hey|now)[, ]+)?(?:let'?s\s+)?(?:pretend|role-?play|act (?:as|like)"
                            r"|play (?:the role of|a game)|imagine (?:you|we)(?:'re| are))\b", re.I)
 _SUPPOSED = re.compile(r"\W*(?:what if|if|suppose|imagine|what would|would|should i|could i)\b", re.I)
-_FIRST_PERSON_START = re.compile(r"\W*(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b", re.I)
+_FIRST_PERSON = r"(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b"  # the words a statement of the speaker's opens with
+_FIRST_PERSON_START = re.compile(rf"\W*{_FIRST_PERSON}", re.I)
 
 
 # "I'm Ahmed Khalil, second-year med student in Cairo", "Name's Tomasz, Polish originally, been in Dundee since
@@ -558,9 +559,8 @@ _FRONTED_REASON = re.compile(r"^\W*(?:since|ever since|because|now that)\s+(?:i|
 # A request wrapped around a statement: "Please note on the form that I take metformin", "keep in mind that we
 # don't eat pork": the statement is the speaker's.
 _NOTE_THAT = re.compile(r"^\W*(?:(?:please|pls|just|also|can you|could you|would you|will you)\s+)?(?:please\s+)?"
-                        r"(?:note|remember|keep in mind|bear in mind|be aware"
-                        r"|make a note|don't forget|do not forget)\b[^.!?;:]{0,80}?\bthat\s+"
-                        r"(?=(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b)", re.I)
+                        r"(?:note|remember|keep in mind|bear in mind|be aware|make a note|don't forget|do not forget)"
+                        rf"\b[^.!?;:]{{0,80}}?\bthat\s+(?={_FIRST_PERSON})", re.I)
 
 
 def _noted(part: str) -> str:
@@ -570,7 +570,7 @@ def _noted(part: str) -> str:
 
 
 # A statement after a colon: "When you plan the schedule, please build in rest days: I have rheumatoid arthritis".
-_COLON_THEN_STATEMENT = re.compile(r"\s*:\s+(?=(?:i|i'm|im|i've|ive|my|we|we're|we've|our)\b)", re.I)
+_COLON_THEN_STATEMENT = re.compile(rf"\s*:\s+(?={_FIRST_PERSON})", re.I)
 
 
 def _colon_apart(part: str) -> list[str]:
