@@ -808,33 +808,6 @@ def test_a_fact_said_inside_a_request_is_written(send, said, words):
     assert any(words in text for text in texts), texts
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("said", "quoted", "kept"), [
-    # someone else's words in quotes, to edit, translate or ask about: nothing of the speaker's
-    ("fix the spelling pls: 'Im a retired postman from Derry and I have three grandkids'", "Derry", None),
-    ("edit this for our newsletter: 'I've coached the under-10s for six years and I'm stepping down in June.'",
-     "coached", None),
-    ("rewrite this more formally: 'hi im Tomas, I'm a welder and I live in Vilnius'", "Vilnius", None),
-    ('what does "we have moved our office to Lagos" mean for the invoice address?', "Lagos", None),
-    # ...while what the speaker says of themselves beside the quote is still written
-    ("I'm a court interpreter, how would you render 'I live with my grandmother in Tijuana' in formal Spanish?",
-     "Tijuana", "interpreter"),
-])
-def test_words_in_quotes_are_not_the_speakers_own(send, said, quoted, kept):
-    texts = current_texts(send(said))
-    assert not any(quoted in text for text in texts), texts
-    assert kept is None or any(kept in text for text in texts), texts
-
-
-def test_a_quote_is_read_as_this_only_when_someone_speaks_in_it():
-    assert general.cleaned("Can you check 'I has two brothers and a cat' for grammar?") == \
-        "Can you check this for grammar?"
-    # a short phrase, a title without a speaker, and the apostrophes of plurals and contractions stay
-    for said in ("I badly need some 'me time' this week", "I run our lab's 'journal club' on Thursdays",
-                 "I've moved the kids' bikes into the shed"):
-        assert general.cleaned(said) == said
-
-
 @pytest.mark.parametrize(("said", "statement"), [
     ("my dentist says I should floss more", False),
     ("my brother keeps telling me I should get a dog", False),

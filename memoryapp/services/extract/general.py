@@ -607,40 +607,12 @@ def _reason_apart(part: str) -> list[str]:
 def cleaned(text: str) -> str:
     """The text as the extractors read it: plain quotes, apostrophes restored, emoji out (one between two
     clauses ends the first)."""
-    text = _plain_quotes(text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     # An emoji between two words ends a clause as a full stop would ("turned 40 on saturday 🎂 does my plan
     # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").
     text = _EMOJI_BETWEEN.sub(_between_words, text)
     kept = "".join(c for c in text if not _is_emoji(c))
-    return without_quoted_speech(_UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split())))
-
-
-def _plain_quotes(text: str) -> str:
-    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-
-
-# Words in quotes are someone's words, the speaker's to proofread, translate or ask about, never what the speaker
-# says of themselves: "can you proofread this for my husband: 'I have 12 years experience in construction'",
-# "how do you say 'I am a nurse' in German?". Opening after a space, colon, bracket or dash; closing before a
-# space, punctuation or the end, so that the apostrophes of "I'm" and "kids' toys" open and close nothing.
-_QUOTED_SPEECH = re.compile(r"""(?:(?<=^)|(?<=[\s:(\[\u2014\u2013-]))(?P<mark>['"])"""
-                            r"""(?P<words>\w[^"]*?)(?<=[\w.,!?\u2026])(?P=mark)(?![\w'])""")
-_SPEAKING = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|we|we're|we've|us|our|ours)\b", re.I)
-
-
-def without_quoted_speech(text: str) -> str:
-    """The text with each quote in which someone speaks read as "this" (_quoted_speech_out); the text itself when
-    it has none. The classifier reads a message whole from this text's vector, as it reads its pieces."""
-    plain = _plain_quotes(text)
-    read = _QUOTED_SPEECH.sub(_quoted_speech_out, plain)
-    return text if read == plain else read
-
-
-def _quoted_speech_out(quote: re.Match) -> str:
-    """A quote in which someone speaks in the first person, of three words or more, as "this" (what the request
-    is about): the words of other sentences as short as "me time" or "the one" stay."""
-    words = quote["words"]
-    return "this" if len(words.split()) >= 3 and _SPEAKING.search(words) else quote[0]
+    return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
 
 
 def _between_words(emoji: re.Match) -> str:
@@ -1058,15 +1030,13 @@ def _names_the_user(candidate: Candidate, subject: str) -> bool:
 
 
 def _episode_vectors(episodes: list[EpisodeInput]) -> np.ndarray:
-    """Each message's vector as the classifier reads it whole: its stored one, unless it has none or quotes
-    someone speaking (without_quoted_speech: the stored vector holds the quote's words)."""
+    """Each message's stored vector (encoded when it has none)."""
     from memoryapp import embeddings
 
-    read = [without_quoted_speech(episode.content) for episode in episodes]
-    stored = [episode.vector if text == episode.content else None for episode, text in zip(episodes, read, strict=True)]
-    encoded = iter(embeddings.encode([text for text, vector in zip(read, stored, strict=True) if vector is None]))
-    return np.vstack([np.asarray(vector, dtype=np.float32) if vector is not None else next(encoded)
-                      for vector in stored])
+    missing = [episode.content for episode in episodes if episode.vector is None]
+    encoded = iter(embeddings.encode(missing) if missing else [])
+    return np.vstack([np.asarray(episode.vector, dtype=np.float32) if episode.vector is not None else next(encoded)
+                      for episode in episodes])
 
 
 def _change_heard(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[float]:
@@ -1101,7 +1071,7 @@ def _vectors(work, message_vectors: np.ndarray) -> np.ndarray:
 def encoded_texts(content: str, found: list[str]) -> list[str]:
     """What each piece's vector is computed from: the whole message when it is one piece, else the piece with
     the person it goes on with ("Ted left Siemens and | now works for a bakery": "Ted now works for a bakery")."""
-    return [without_quoted_speech(content)] if len(found) == 1 else resolved_pieces(found)
+    return [content] if len(found) == 1 else resolved_pieces(found)
 
 
 def resolved_pieces(found: list[str]) -> list[str]:

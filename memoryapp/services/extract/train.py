@@ -125,8 +125,7 @@ def train(corpus_dir=None, training_dir=None, questions_dir=None) -> dict[str, n
     x = classifier.features(texts, embeddings.encode(encoded)).astype(np.float64)
     # the vector leg's input: the piece's features and its message's vector (one encoding per message)
     unique = sorted(set(messages))
-    message_vectors = dict(zip(unique, embeddings.encode([general.without_quoted_speech(m) for m in unique]),
-                               strict=True))
+    message_vectors = dict(zip(unique, embeddings.encode(unique), strict=True))
     x_durable = classifier.durable_input(x, np.vstack([message_vectors[m] for m in messages])).astype(np.float64)
     y, groups = np.array(labels), np.array(groups)
     statements = ~classifier.not_a_statement(texts)  # the others are never memories: nothing to learn
@@ -258,8 +257,7 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
         labels += [0, 0]
         groups += [number, number]
     y, groups = np.array(labels), np.array(groups)
-    # as the classifier reads a message whole at run time (general._episode_vectors)
-    vectors = embeddings.encode([general.without_quoted_speech(text) for text in texts]).astype(np.float64)
+    vectors = embeddings.encode(texts).astype(np.float64)  # as an episode's vector is computed at ingest
     words = vectorizer.transform(texts)
 
     def fitted(on: np.ndarray):
