@@ -19,7 +19,8 @@ class HalfVectorField(PgvectorHalfVectorField):
             return super().get_prep_value(value)
         halves = value.to_numpy() if isinstance(value, HalfVector) else np.asarray(value, dtype=np.float16)
         texts = _half_texts()
-        return "[" + ",".join([texts[bits] for bits in halves.astype(np.float16).view(np.uint16).tolist()]) + "]"
+        bits = halves.astype(np.float16, copy=False).view(np.uint16)  # each number as its 16 bits
+        return "[" + ",".join([texts[number] for number in bits.tolist()]) + "]"
 
 
 @cache
