@@ -36,6 +36,7 @@ CHANGE_FALSE_ALARM = 0.05  # out-of-fold share of messages stating a fact the ch
 VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
 C_DURABLE, C_WORDS, C_FAMILY, C_FAMILY_WORDS, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 4.0, 8.0, 4.0, 5, 17
 C_QUESTION = 4.0
+NEWS_TAGS = frozenset({"change"})  # the writers' tag of a message telling that something changed
 # How the question head's training questions name the user: a name, or "the user" (the search addresses every
 # name to "you" before embedding, so which names hardly matters).
 QUESTION_NAMES = ("Sam", "the user", "Riley", "Noor")
@@ -246,7 +247,9 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
         labels += [1, 0]
         groups += [number, number]
     for number, message in enumerate(_messages(corpus_dir, training_dir)):
-        if message.family != "none":
+        # a message its writer tagged as news of a change ("not with Tom anymore", "Pescatarian these days") is
+        # no plain statement, and with nothing before it no labelled change either: left out
+        if message.family != "none" and not set(message.tags) & NEWS_TAGS:
             texts.append(message.text)
             labels.append(0)
             groups.append(-1 - number)
