@@ -36,7 +36,6 @@ CHANGE_FALSE_ALARM = 0.05  # out-of-fold share of messages stating a fact the ch
 VETO_FACT_LOSS = 0.01  # out-of-fold share of fact-bearing pieces a veto may hit
 C_DURABLE, C_WORDS, C_FAMILY, C_FAMILY_WORDS, C_CHANGE, FOLDS, SEED = 3.0, 4.0, 4.0, 8.0, 4.0, 5, 17
 C_QUESTION = 4.0
-NEWS_TAGS = frozenset({"change"})  # the writers' tag of a message telling that something changed
 # How the question head's training questions name the user: a name, or "the user" (the search addresses every
 # name to "you" before embedding, so which names hardly matters).
 QUESTION_NAMES = ("Sam", "the user", "Riley", "Noor")
@@ -234,9 +233,9 @@ def _family_models(pieces: np.ndarray, vectors: np.ndarray, families: np.ndarray
 
 def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np.ndarray]:
     """Whether a whole message says something changed: the dev change pairs' later statements against
-    their first ones, every dev message that states a fact and both sides of the continuation pairs. Its
-    threshold lets CHANGE_FALSE_ALARM of those statements through, out of fold (folds by pair, so a pair's two sides
-    are never split)."""
+    their first ones, every dev message that states a fact (but news of a change) and both sides of the
+    continuation pairs. Its threshold lets CHANGE_FALSE_ALARM of those statements through, out of fold (folds by
+    pair, so a pair's two sides are never split)."""
     from sklearn.linear_model import LogisticRegression
 
     from memoryapp import embeddings
@@ -249,7 +248,7 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
     for number, message in enumerate(_messages(corpus_dir, training_dir)):
         # a message its writer tagged as news of a change ("not with Tom anymore", "Pescatarian these days") is
         # no plain statement, and with nothing before it no labelled change either: left out
-        if message.family != "none" and not set(message.tags) & NEWS_TAGS:
+        if message.family != "none" and "change" not in message.tags:
             texts.append(message.text)
             labels.append(0)
             groups.append(-1 - number)
