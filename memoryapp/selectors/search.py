@@ -599,11 +599,18 @@ def kind_weighed(question_vector: np.ndarray, written: dict) -> dict:
     return kinds
 
 
+# Slots that also answer another family's questions: a relationship status names the partner when there is one
+# ("Sam has been married to Hannah for twelve years.": "what's my wife called?").
+ALSO_ANSWERS = {"relationship_status": ("partner",)}
+
+
 @functools.lru_cache(maxsize=256)
 def _families_filling(slot: str) -> tuple[int, ...]:
-    """The indices of the fact families whose statements the write path keeps in `slot` (lexicon.SLOTS)."""
+    """The indices of the fact families whose statements the write path keeps in `slot` (lexicon.SLOTS), and of
+    those it also answers (ALSO_ANSWERS)."""
     families = classifier.weights().families
-    return tuple(i for i, family in enumerate(families) if SLOTS.get(family, (family,))[0] == slot)
+    return tuple(i for i, family in enumerate(families)
+                 if SLOTS.get(family, (family,))[0] == slot or family in ALSO_ANSWERS.get(slot, ()))
 
 
 def _with_neighbours(episodes: QuerySet, fused: dict, *, weight: float, k: int) -> dict:

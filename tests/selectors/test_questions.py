@@ -457,6 +457,25 @@ def test_a_memory_in_its_slot_is_of_the_slot_s_kind_whatever_its_words(acme):
     assert hits[0].components["kind"] > unslotted.components["kind"] + 0.05
 
 
+def test_a_relationship_status_that_names_the_partner_answers_a_question_about_the_partner(acme):
+    """ "What is the name of Nico's spouse?" was abstained from although "Nico has been married to Hannah for twelve
+    years." was written (in the relationship status slot): a status that names the partner is of the partner's kind
+    too. A question about something of the partner's never said still abstains."""
+    nico, ines = make_user(acme, "nico"), make_user(acme, "ines")
+    for user in (nico, ines):
+        make_memory(user, f"{user.external_id.title()} drives a Toyota Corolla.", attribute="car")
+        make_memory(user, f"{user.external_id.title()} is allergic to shellfish.", attribute="allergy")
+    make_memory(nico, "Nico has been married to Hannah for twelve years.", attribute="relationship_status")
+    make_memory(ines, "Ines has been married to Hannah for twelve years.")  # the same words in no slot
+    asked = "What is the name of {}'s spouse?"
+    slotted = ask(nico, asked.format("Nico"), k=1, min_score=-1).hits[0]
+    unslotted = ask(ines, asked.format("Ines"), k=1, min_score=-1).hits[0]
+    assert slotted.item.text == "Nico has been married to Hannah for twelve years."
+    assert slotted.components["kind"] > unslotted.components["kind"] + 0.05
+    assert texts(ask(nico, asked.format("Nico"), k=1)) == ["Nico has been married to Hannah for twelve years."]
+    assert ask(nico, "what does my wife do for work?").abstained
+
+
 def test_a_question_asking_one_of_the_users_people_s_name_is_not_answered_by_a_memory_naming_no_one(acme):
     """ "what's my mum's name?" got "Pia's mother is turning 90 in May.": it says nothing of what she is called."""
     pia = make_user(acme, "pia")
