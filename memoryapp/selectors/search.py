@@ -600,7 +600,7 @@ def kind_weighed(question_vector: np.ndarray, written: dict) -> dict:
 
 
 # Slots that also answer another family's questions: a relationship status names the partner when there is one
-# ("Sam has been married to Hannah for twelve years.": "what's my wife called?").
+# ("Sam has been married to Hannah for twelve years.": "What is the name of Sam's spouse?").
 ALSO_ANSWERS = {"relationship_status": ("partner",)}
 
 
