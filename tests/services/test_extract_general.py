@@ -119,6 +119,48 @@ def test_make_believe_and_stories_write_nothing(send, text):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("text", [
+    # someone's words quoted to be worked on: never the speaker's news, although they say "I"
+    "fix the spelling pls: 'Im a retired postman from Derry and I have three grandkids'",
+    "rewrite this more formally: 'hi im Tomas, I'm a welder and I live in Vilnius'",
+    "edit this for our newsletter: 'I've coached the under-10s for six years and I'm stepping down in June.'",
+    "my mate wants this fixed: \u201cI am vegan and I live in Bristol with my girlfriend.\u201d",
+])
+def test_someone_elses_quoted_words_write_nothing(send, text):
+    assert current_texts(send(text)) == []
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    ("fix this: 'Hi, I'm Dave, I've been a plumber for 20 years'", "fix this: '\u2026'"),
+    ("my sister wrote \u201cwe're moving to Oslo in May\u201d on the group chat",
+     "my sister wrote \"\u2026\" on the group chat"),
+    # apostrophes within and before words, short quotes and wording without a person in it stay
+    ("'cause I'm a nurse my kids' dad does the school run", "'cause I'm a nurse my kids' dad does the school run"),
+    ("my grandkids call me 'Nana Jo'", "my grandkids call me 'Nana Jo'"),
+    ("stop saying 'let me know if you have any questions'", "stop saying 'let me know if you have any questions'"),
+])
+def test_a_quoted_clause_about_someone_is_read_as_a_bare_quotation(said, read):
+    assert general.cleaned(said) == read
+
+
+@pytest.mark.django_db
+def test_the_speakers_own_words_beside_a_quote_and_a_short_quoted_name_are_kept(send):
+    texts = current_texts(send("I'm a nurse and my boss keeps saying 'we're all a family here', I live in Leeds btw"))
+    assert any("nurse" in text for text in texts) and any("Leeds" in text for text in texts), texts
+    assert not any("family" in text for text in texts), texts
+    texts = current_texts(send("At work everyone calls me 'Doc'."))
+    assert any("Doc" in text for text in texts), texts
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("said", "name"), [("the kids in my class call me 'Miss Honey'", "Miss Honey"),
+                                            ("Everyone on the ward knows me as \u201cBig Al\u201d.", "Big Al")])
+def test_a_name_given_in_quotes_is_written(send, said, name):
+    texts = current_texts(send(said))
+    assert any(name in text for text in texts), texts
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("text", "written"), [
     # the period of an initialism ends no sentence when the next word goes on
     ("Honestly I'm more into Fontaines D.C. than Radiohead these days.", "is more into Fontaines D.C. than Radiohead"),

@@ -892,3 +892,21 @@ def test_an_age_said_in_words_or_as_a_milestone_fills_the_age(text, subject, age
                                   "The big 4-0 is next month, any party ideas?"])
 def test_a_count_or_a_milestone_to_come_is_no_age(text):
     assert not [c for c in extract(text) if c.attribute == "age"], extract(text)
+
+
+@pytest.mark.parametrize(("text", "subject", "age"), [
+    ("still living with my parents at 27, the rent here is insane", "sam", "27"),
+    ("At 45 I am the only one on my team without a smartwatch.", "sam", "45"),
+    ("I'm the youngest in my choir, even at 52.", "sam", "52"),
+    ("My nan still drives to the shops herself at 91.", "sam's grandmother", "91"),
+])
+def test_an_age_said_in_passing_of_the_present_fills_the_age(text, subject, age):
+    """ "how old am I?" abstained after "still renting at 38": the age was written only inside another memory."""
+    assert (subject, age) in [(c.subject, c.value) for c in extract(text) if c.attribute == "age"], extract(text)
+
+
+@pytest.mark.parametrize("text", ["I learned to drive at 30.", "At 19 I moved to Glasgow for uni.",
+                                  "still stuck at 72 kilos", "I'm still up at 11 most nights",
+                                  "we still meet at 18:30"])
+def test_an_age_something_was_done_at_a_weight_or_an_hour_is_no_age(text):
+    assert not [c for c in extract(text) if c.attribute == "age"], extract(text)

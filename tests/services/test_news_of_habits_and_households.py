@@ -84,11 +84,18 @@ def test_a_new_thing_told_by_its_arrival_replaces_the_old_one(acme):
 
 
 @pytest.mark.parametrize("said", ["My new book arrived today, can't wait to start it.",
-                                  "My new neighbours came round to say hi."])
-def test_a_new_arrival_of_no_lasting_kind_is_no_memory(acme, said):
+                                  "My new neighbours came round to say hi.",
+                                  "Our old landlord stopped by to drop off some post."])
+def test_a_new_arrival_or_a_visit_is_no_memory(acme, said):
     user = make_user(acme, "fi")
     tell(user, said, "2025-02-01", "s")
     assert current_texts(user) == []
+
+
+def test_a_visit_that_names_the_visitor_keeps_the_name(acme):
+    user = make_user(acme, "fi")
+    tell(user, "My cousin Priya popped round with her new baby.", "2025-02-01", "s")
+    assert holds(current_texts(user), "Priya"), current_texts(user)
 
 
 def test_an_accepted_proposal_ends_dating(acme):

@@ -77,7 +77,12 @@ _NOT_A_STATEMENT = re.compile(
     r"|^\W*(?:if|what if|suppose|supposing|imagine|pretend|hypothetically|would|should i|could i|can you|could you"
     r"|would you|will you|please|pls|give me|tell me|show me|write|draft|translate|summarize|summarise|explain"
     r"|list|act as|act like|role-?play|you are|what|which|who|where|when|why|how)\b"
-    r"|(?:^|\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)"
+    # a quoted phrase ("translate 'good morning'"), not a name given in quotes ("my grandkids call me 'Nana Jo'")
+    r"|(?:^|(?<!\bcall me)(?<!\bcalls me)(?<!\bcalled)(?<!\bknown as)(?<!\bme as)(?<!\bgo by)(?<!\bgoes by)"
+    r"(?<!\bnamed)\s)[\"'](?=\S)[^\"']*\s[^\"']*[\"'](?=[\s.,!?;:]|$)"
+    # what presents someone's quoted words (left out as the message is read, general.cleaned): "check my sister's
+    # cover letter: '…'", "my mate wants this fixed: '…'"
+    "|:\\s*[\"']\u2026[\"']\\W*$"
     # someone's view of what the speaker should do: "my mum reckons I should go back to uni"
     r"|\b(?:thinks?|reckons?|says?|feels?|believes?|keeps? (?:telling me|saying))\s+(?:that\s+)?(?:i|we)\s+"
     r"(?:should|ought|need|must|could|would)\b|\bwants? (?:me|us) to\b"

@@ -52,6 +52,11 @@ _NO_NAME = frozenset({*MONTHS, *WEEKDAYS, "i", "i'm", "i've", "i'd", "i'll", "im
 _LOWERCASE_PLACE = re.compile(r"\b(?:to|in|at|for|from)\s+(?!(?:the|a|an|my|our|his|her|their|this|that)\b)[a-z]{3,}")
 
 
+def _visit_of_no_one_named(piece: str) -> bool:
+    return bool(_VISIT.search(piece)) and not any(
+        found["word"].lower() not in _NO_NAME | _KIN_WORDS for found in _CAPITALISED.finditer(piece))
+
+
 def _names_something(piece: str) -> bool:
     """A capitalised word after the first; in a message typed all in lower case, a word after "to", "in"..."""
     return (any(found["word"].lower() not in _NO_NAME for found in _CAPITALISED.finditer(piece))
@@ -167,6 +172,13 @@ _ONE_TRIP = re.compile(r"\b(?:got|took|caught|drove|rode|cycled|biked|walked|fle
 _PASSING_RUN = re.compile(r"\bevery (?:single )?(?:day|night|morning|evening)\b.*\b(?:this|last) (?:week|weekend)\b"
                           r"|\bevery (?:single )?(?:day|night)\b.*\b(?:for )?the (?:past|last) (?:few|couple of)"
                           r" days\b", re.I)
+# A visit, over once told: "my new neighbours came round to say hi", "Mum and Dad dropped in on Sunday" (not a
+# habit, "my sister comes over every Sunday"; one that names the visitor, "my twin brother Josh popped round", is
+# kept for the name: _visit_of_no_one_named).
+_VISIT = re.compile(r"\b(?:came (?:round|over|by)|(?:popped|dropped|stopped|swung) (?:round|over|by|in))\b"
+                    r"(?!.*\b(?:every|always|usually|often|each|most)\b)", re.I)
+_KIN_WORDS = frozenset({"mum", "mom", "mam", "dad", "mummy", "daddy", "nan", "nana", "gran", "granny", "grandma",
+                        "grandpa", "grandad", "papa", "mama"})
 CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statements may be when it says a change
 # A piece that itself says the speaker's life changed ("Upgraded to a large", "got a cat this weekend!!",
 # "finally 18", "back to the office as of this week"): such news is rarely said without exclamation or a
@@ -607,12 +619,43 @@ def _reason_apart(part: str) -> list[str]:
 def cleaned(text: str) -> str:
     """The text as the extractors read it: plain quotes, apostrophes restored, emoji out (one between two
     clauses ends the first)."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    text = _QUOTED.sub(_someone_elses_words_out, _plain_quotes(text))
     # An emoji between two words ends a clause as a full stop would ("turned 40 on saturday 🎂 does my plan
     # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").
     text = _EMOJI_BETWEEN.sub(_between_words, text)
     kept = "".join(c for c in text if not _is_emoji(c))
     return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
+
+
+# A quoted passage: opened after a space, colon or bracket, closed before a space or punctuation, so that the
+# apostrophes of "I'm" and "could've" inside it neither open nor close one (nor those of "'cause" and "'til").
+_QUOTED = re.compile(r"""(?:^|(?<=[\s:(]))(?P<mark>["'])(?!(?:cause|cos|coz|til|till|em|bout|round|n)\b)"""
+                     r"""(?P<words>[^\W\d_].*?(?<=\S))(?P=mark)(?=[\s.,!?;:)]|$)""", re.I)
+_A_PERSON_IN_IT = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our|he|he's|his|she|she's|her|they"
+                             r"|they're|their)\b", re.I)
+
+
+def _someone_elses_words_out(quote: re.Match) -> str:
+    """A quoted clause about a person is someone's words, not the speaker's news, even when it says "I": text
+    to proofread or translate ("fix the grammar: 'Hi, I'm Dave, I'm 45...'"), what a colleague said. It is read
+    as a bare quotation. Short quotes ("my grandkids call me 'Nana Jo'") and wording the assistant is asked to
+    drop ("stop ending with 'let me know if you have any other questions'") stay."""
+    words = quote["words"]
+    if len(words.split()) < 4 or not _A_PERSON_IN_IT.search(words):
+        return quote[0]
+    return f"{quote['mark']}\u2026{quote['mark']}"
+
+
+def as_read(content: str) -> str:
+    """A message as the classifiers read it whole: without someone else's quoted words. Unchanged (curly
+    quotes and all, as its stored vector was computed) when it quotes none."""
+    plain = _plain_quotes(content)
+    without = _QUOTED.sub(_someone_elses_words_out, plain)
+    return content if without == plain else without
+
+
+def _plain_quotes(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
 
 
 def _between_words(emoji: re.Match) -> str:
@@ -1030,19 +1073,20 @@ def _names_the_user(candidate: Candidate, subject: str) -> bool:
 
 
 def _episode_vectors(episodes: list[EpisodeInput]) -> np.ndarray:
-    """Each message's stored vector (encoded when it has none)."""
+    """Each message's vector as read (`as_read`): the stored one, encoded when it has none or quotes someone."""
     from memoryapp import embeddings
 
-    missing = [episode.content for episode in episodes if episode.vector is None]
+    stored = [episode.vector if as_read(episode.content) == episode.content else None for episode in episodes]
+    missing = [as_read(episode.content) for episode, vector in zip(episodes, stored, strict=True) if vector is None]
     encoded = iter(embeddings.encode(missing) if missing else [])
-    return np.vstack([np.asarray(episode.vector, dtype=np.float32) if episode.vector is not None else next(encoded)
-                      for episode in episodes])
+    return np.vstack([np.asarray(vector, dtype=np.float32) if vector is not None else next(encoded)
+                      for vector in stored])
 
 
 def _change_heard(episodes: list[EpisodeInput], vectors: np.ndarray) -> list[float]:
     """How likely each message says something changed, read whole from its vector and words (the classifier's
     change head)."""
-    heard = classifier.change_probability(vectors, [episode.content for episode in episodes])
+    heard = classifier.change_probability(vectors, [as_read(episode.content) for episode in episodes])
     # "Started learning the piano too": news that joins the old values, replacing none.
     return [0.0 if _ADDS.search(episode.content) else float(likelihood)
             for likelihood, episode in zip(heard, episodes, strict=True)]
@@ -1071,7 +1115,7 @@ def _vectors(work, message_vectors: np.ndarray) -> np.ndarray:
 def encoded_texts(content: str, found: list[str]) -> list[str]:
     """What each piece's vector is computed from: the whole message when it is one piece, else the piece with
     the person it goes on with ("Ted left Siemens and | now works for a bakery": "Ted now works for a bakery")."""
-    return [content] if len(found) == 1 else resolved_pieces(found)
+    return [as_read(content)] if len(found) == 1 else resolved_pieces(found)
 
 
 def resolved_pieces(found: list[str]) -> list[str]:
@@ -1361,6 +1405,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             continue  # "I'm vegetarian again, being vegan was too hard": how the old value was, not what holds
         if _PASSING_RUN.search(said):
             continue  # "I've had a migraine every day this week": a run of days that ends with the week
+        if _visit_of_no_one_named(said):
+            continue
         text = third_person(without_old(said), who)
         if not text or len(text) < 8 or _SAYS_NOTHING.fullmatch(said):
             continue
@@ -1421,6 +1467,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
                 attribute = ""
             else:
                 value = found_name[0] if found_name.re is _BARE_NAME else found_name["name"] or found_name["here"]
+                value = value.rstrip("'\"")  # a name said in quotes ("my grandkids call me 'Nana Jo'")
                 if any(c.attribute in _NAME_TEXTS and c.value.lower() == value.lower() for c in own):
                     continue  # "Call me Tom, nobody calls me Thomas": the rules named them; never "Tom goes by Tom."
                 text = _NAME_TEXTS[attribute].format(value=value, who=sentence(who))
@@ -1673,7 +1720,7 @@ _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by
 # Facebook", "Ported my number to Lebara"), and one after an article a kind of person ("I'm a Pisces").
 _NAME_WORDS = r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3}"
 _NAME_GIVEN = re.compile(rf"\b(?:name'?s|name is|named|call(?:s|ed)? me|called|i'm|im|i am|it's|this is|go(?:es)? by"
-                         rf"|known as|nickname is)\s+(?:just\s+)?(?P<name>(?!I\b){_NAME_WORDS})"
+                         rf"|known as|nickname is)\s+(?:just\s+)?[\"']?(?P<name>(?!I\b){_NAME_WORDS})"
                          rf"|(?:^|\b(?:hi|hey|hello)\W+)(?P<here>(?!I\b){_NAME_WORDS})\s+here\b", re.I)
 
 

@@ -336,7 +336,21 @@ class _Clause(Clause):
         )
         if found and self.relative_name:
             found.append(_Fact("name", _title(self.relative_name)))
+        # (not in a negated clause, whose "not" would be read as the age's: "still not married at 40")
+        if (not self.negated and not any(fact.attribute == "age" for fact in found)
+                and (age := _AGE_IN_PASSING.search(self.original))):
+            found.append(_Fact("age", age["value"] or age["fronted"]))
         return found
+
+
+# An age said in passing, as it is now: "still renting at 38", "the baby of the family even at 58", "being a single
+# dad at 22", "At 62 I'm finally learning to swim". Not an age something was done at ("got my GED at 25", "At 18 I
+# moved to London"), nor an hour ("tomorrow at 10", "still up at 11").
+_AGE_IN_PASSING = re.compile(
+    r"(?:\b(?:still|even|now|being)\b.*?\bat (?P<value>1[3-9]|[2-9]\d|10\d)"
+    # ...said last or before a word that goes on about it ("at 22 is hard"), not a weight or a count ("at 85 kilos")
+    r"(?=\s*(?:$|[,.;:!?)](?!\d)|(?:and|but|so|lol|haha|ngl|tbh|is|was|feels|now|years? old)\b))"
+    r"|^at (?P<fronted>1[3-9]|[2-9]\d|10\d),? (?=(?:I am|I have|it is|I still|I feel|I can|I do)\b))", re.I)
 
 
 # ---------------------------------------------------------------------------------------------

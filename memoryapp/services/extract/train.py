@@ -85,7 +85,7 @@ def examples(corpus_dir=None, training_dir=None
             holds = [f for f in message.facts if write_corpus.mentions(said, f.must)]
             texts.append(piece)
             encoded.append(text)
-            messages.append(message.text)
+            messages.append(general.as_read(message.text))
             labels.append(1 if holds else 0)
             families.append(message.family if holds else "")
             groups.append(group if message.family != "none" else -group)
@@ -99,7 +99,7 @@ def examples(corpus_dir=None, training_dir=None
                 if write_corpus.mentions(said, must):
                     texts.append(piece)
                     encoded.append(encoded_text)
-                    messages.append(text)
+                    messages.append(general.as_read(text))
                     labels.append(1)
                     families.append(pair.family)
                     groups.append(group)
@@ -242,20 +242,20 @@ def _change_head(vectorizer, corpus_dir=None, training_dir=None) -> dict[str, np
 
     texts, labels, groups = [], [], []
     for number, pair in enumerate(_changes(corpus_dir, training_dir)):
-        texts += [pair.after, pair.before]
+        texts += [general.as_read(pair.after), general.as_read(pair.before)]
         labels += [1, 0]
         groups += [number, number]
     for number, message in enumerate(_messages(corpus_dir, training_dir)):
         # a message its writer tagged as news of a change ("not with Tom anymore", "Pescatarian these days") is
         # no plain statement, and with nothing before it no labelled change either: left out
         if message.family != "none" and "change" not in message.tags:
-            texts.append(message.text)
+            texts.append(general.as_read(message.text))
             labels.append(0)
             groups.append(-1 - number)
     # News on a statement's topic that changes nothing ("Jess is terrified of the hoover", "also got a Micra now"):
     # statements too, which the threshold lets through no more often than the others
     for number, pair in enumerate(_continuations(corpus_dir, training_dir), start=len(groups)):
-        texts += [pair.after, pair.before]
+        texts += [general.as_read(pair.after), general.as_read(pair.before)]
         labels += [0, 0]
         groups += [number, number]
     y, groups = np.array(labels), np.array(groups)
