@@ -336,9 +336,10 @@ class _Clause(Clause):
         )
         if found and self.relative_name:
             found.append(_Fact("name", _title(self.relative_name)))
-        # (not in a negated clause, whose "not" would be read as the age's: "still not married at 40")
+        # (not in a negated clause, whose "not" would be read as the age's: "still not married at 40", nor in one
+        # about someone no word names as the user's: "she's still teaching at 64")
         if (not self.negated and not any(fact.attribute == "age" for fact in found)
-                and (age := _AGE_IN_PASSING.search(self.original))):
+                and not _SOMEONE_UNNAMED.match(self.body) and (age := _AGE_IN_PASSING.search(self.original))):
             found.append(_Fact("age", age["value"] or age["fronted"]))
         return found
 
@@ -351,6 +352,10 @@ _AGE_IN_PASSING = re.compile(
     # ...said last or before a word that goes on about it ("at 22 is hard"), not a weight or a count ("at 85 kilos")
     r"(?=\s*(?:$|[,.;:!?)](?!\d)|(?:and|but|so|lol|haha|ngl|tbh|is|was|feels|now|years? old)\b))"
     r"|^at (?P<fronted>1[3-9]|[2-9]\d|10\d),? (?=(?:I am|I have|it is|I still|I feel|I can|I do)\b))", re.I)
+
+
+_SOMEONE_UNNAMED = re.compile(r"\W*(?:he|she|they|it|we|you|u|this|that|there|here)\b"
+                              r"|\W*(?!I\b)(?-i:[A-Z])[\w'-]+\s+(?:is|was|has|had|does|did|and)\b", re.I)
 
 
 # ---------------------------------------------------------------------------------------------
