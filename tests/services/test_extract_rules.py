@@ -905,6 +905,11 @@ def test_an_age_said_in_passing_of_the_present_fills_the_age(text, subject, age)
     assert (subject, age) in [(c.subject, c.value) for c in extract(text) if c.attribute == "age"], extract(text)
 
 
+def test_working_at_an_age_is_no_employer():
+    found = [(c.subject, c.attribute, c.value) for c in extract("My dad is still working at 70, can you believe it")]
+    assert ("sam's father", "age", "70") in found and not [f for f in found if f[1] == "employer"], found
+
+
 @pytest.mark.parametrize("text", ["I learned to drive at 30.", "At 19 I moved to Glasgow for uni.",
                                   "still stuck at 72 kilos", "I'm still up at 11 most nights",
                                   "we still meet at 18:30",

@@ -654,6 +654,8 @@ def _work(*, job_checked: bool = False) -> Rule:
         if job_checked and not (job and looks_like_job(job)):
             return []  # no job, and so no employer either
         employer = normalize_value("employer", match["employer"], clause.occurred_at) if _has(match, "employer") else ""
+        if employer.isdigit():
+            employer = ""  # an age or an hour, not a workplace: "still working at 70", "I start work at 9"
         # A student's "at" names where they study, not an employer: "a student at UCL" does not work there; nor
         # does "I started at the community college" (no job said).
         studies = _studies(job) or (not job and "job_said" in match.groupdict() and not _has(match, "job_said")
