@@ -52,14 +52,18 @@ _NO_NAME = frozenset({*MONTHS, *WEEKDAYS, "i", "i'm", "i've", "i'd", "i'll", "im
 _LOWERCASE_PLACE = re.compile(r"\b(?:to|in|at|for|from)\s+(?!(?:the|a|an|my|our|his|her|their|this|that)\b)[a-z]{3,}")
 
 
+def _capitalised_word_other_than(piece: str, ordinary: frozenset[str]) -> bool:
+    """A capitalised word after the first that is none of the `ordinary` ones."""
+    return any(found["word"].lower() not in ordinary for found in _CAPITALISED.finditer(piece))
+
+
 def _visit_of_no_one_named(piece: str) -> bool:
-    return bool(_VISIT.search(piece)) and not any(
-        found["word"].lower() not in _NO_NAME | _KIN_WORDS for found in _CAPITALISED.finditer(piece))
+    return bool(_VISIT.search(piece)) and not _capitalised_word_other_than(piece, _NO_VISITOR_NAME)
 
 
 def _names_something(piece: str) -> bool:
     """A capitalised word after the first; in a message typed all in lower case, a word after "to", "in"..."""
-    return (any(found["word"].lower() not in _NO_NAME for found in _CAPITALISED.finditer(piece))
+    return (_capitalised_word_other_than(piece, _NO_NAME)
             or (piece == piece.lower() and bool(_LOWERCASE_PLACE.search(piece))))
 
 
@@ -177,8 +181,8 @@ _PASSING_RUN = re.compile(r"\bevery (?:single )?(?:day|night|morning|evening)\b.
 # kept for the name: _visit_of_no_one_named).
 _VISIT = re.compile(r"\b(?:came (?:round|over|by)|(?:popped|dropped|stopped|swung) (?:round|over|by|in))\b"
                     r"(?!.*\b(?:every|always|usually|often|each|most)\b)", re.I)
-_KIN_WORDS = frozenset({"mum", "mom", "mam", "dad", "mummy", "daddy", "nan", "nana", "gran", "granny", "grandma",
-                        "grandpa", "grandad", "papa", "mama"})
+_NO_VISITOR_NAME = _NO_NAME | frozenset({"mum", "mom", "mam", "dad", "mummy", "daddy", "nan", "nana", "gran", "granny",
+                                          "grandma", "grandpa", "grandad", "papa", "mama"})
 CHANGE_MARGIN = 0.15  # how far below the durable bar a message's other statements may be when it says a change
 # A piece that itself says the speaker's life changed ("Upgraded to a large", "got a cat this weekend!!",
 # "finally 18", "back to the office as of this week"): such news is rarely said without exclamation or a
@@ -1076,8 +1080,9 @@ def _episode_vectors(episodes: list[EpisodeInput]) -> np.ndarray:
     """Each message's vector as read (`as_read`): the stored one, encoded when it has none or quotes someone."""
     from memoryapp import embeddings
 
-    stored = [episode.vector if as_read(episode.content) == episode.content else None for episode in episodes]
-    missing = [as_read(episode.content) for episode, vector in zip(episodes, stored, strict=True) if vector is None]
+    read = [as_read(episode.content) for episode in episodes]
+    stored = [episode.vector if text == episode.content else None for episode, text in zip(episodes, read, strict=True)]
+    missing = [text for text, vector in zip(read, stored, strict=True) if vector is None]
     encoded = iter(embeddings.encode(missing) if missing else [])
     return np.vstack([np.asarray(vector, dtype=np.float32) if vector is not None else next(encoded)
                       for vector in stored])
