@@ -120,6 +120,33 @@ def test_make_believe_and_stories_write_nothing(send, text):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("text", [
+    # what nearly happened did not
+    "I nearly cried at the end of that film",
+    "we almost missed our flight to Rome this morning",
+    # a place the speaker spends much time in, said as if they lived there
+    "we basically live at the soft play centre during half term",
+    "I practically live in the staff room this week haha",
+    # a mishap of the day
+    "got drenched waiting for the bus, great start to the week",
+    "We got stuck in traffic on the ring road for ages",
+])
+def test_what_nearly_happened_a_place_half_lived_in_and_a_mishap_write_nothing(send, text):
+    assert current_texts(send(text)) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "must"), [
+    ("I'm almost 40 and still can't cook", ("40",)),
+    ("I've nearly finished my nursing degree", ("nursing",)),
+    ("I nearly fainted at the dentist, I'm terrified of needles", ("needles",)),
+    ("Got caught in the rain on the way home, I walk to work every day", ("walk",)),
+])
+def test_what_is_said_beside_a_near_miss_or_a_mishap_is_written(send, text, must):
+    assert any(mentions(t, must) for t in current_texts(send(text))), current_texts(send(text))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("text", [
     # someone's words quoted to be worked on: never the speaker's news, although they say "I"
     "fix the spelling pls: 'Im a retired postman from Derry and I have three grandkids'",
     "rewrite this more formally: 'hi im Tomas, I'm a welder and I live in Vilnius'",
@@ -795,6 +822,18 @@ def olga_says(said: str) -> list:
     ("We finally got married in Rome", "Maria finally got married in Rome."),
 ])
 def test_a_statement_without_its_subject_or_about_us_reads_as_the_speakers(said, text):
+    assert general.third_person(said, "Maria") == text
+
+
+@pytest.mark.parametrize(("said", "text"), [
+    # any word in -ly before the verb is an adverb, kept as said; the verb after it agrees
+    ("I practically sleep at the office", "Maria practically sleeps at the office."),
+    ("we genuinely love the quiet", "Maria's household genuinely loves the quiet."),
+    # ...but a verb in -ly is the verb
+    ("I fly to Oslo every month", "Maria flies to Oslo every month."),
+    ("I rely on my hearing aids", "Maria relies on their hearing aids."),
+])
+def test_a_verb_agrees_after_any_adverb_in_ly(said, text):
     assert general.third_person(said, "Maria") == text
 
 

@@ -102,6 +102,21 @@ _NOT_A_STATEMENT = re.compile(
     r"|\b(?:i am|i'm|im)\s+(?:at|in)\s+(?:the|a)\s+(?:airport|station|gym|beach|park|mall|shops|store|supermarket|pub"
     r"|bar|cafe|café|restaurant|cinema|movies|dentist|doctor'?s|waiting room|queue|line|car|train|bus|plane|taxi)\b"
     r"(?!.*\b(?:every|always|usually|often|a lot|most)\b)"
+    # what nearly happened, and so did not: "I nearly died laughing", "almost quit my job last week" (not "almost
+    # 40", "nearly finished my thesis", nor what happened instead: "almost moved to Spain but stayed in Leeds")
+    r"|^(?![^.;!?]*\b(?:but|instead)\b)\W*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:(?:just|\w+ly)\s+)?(?:nearly|almost)\s+"
+    r"(?!(?:finished|done|completed)\b)(?:[a-z]+ed|fell|lost|quit|left|had|got|went|threw|broke|ran|hit|gave|took"
+    r"|made|bought|sold|forgot|spat|caught|fought)\b"
+    # a place the speaker spends much time in, said as if they lived there: "I literally live at the library lol",
+    # "I practically live in the car between after-school clubs"
+    r"|^\W*(?:i|we)\s+(?:literally|practically|basically|virtually|pretty much|kinda|kind of|more or less)\s+"
+    r"(?:live|lived|living)\s+(?:in|at)\b"
+    # a mishap of the day: "got caught in the rain leaving work", "got soaked walking back", "we got lost driving"
+    r"|^\W*(?:(?:i|we)\s+)?(?:just\s+)?got\s+(?:(?:absolutely|completely|totally|so|well)\s+)?(?:soaked|drenched"
+    r"|wet|sunburn(?:t|ed)|rained on|snowed in|lost(?!\s+(?:my|our|the|a|an|in (?:my|the) (?:job|work))\b)"
+    r"|caught (?:out )?in (?:a|the) (?:[\w-]+\s+)?(?:rain|storm|hailstorm|hail|downpour|shower|snow|thunderstorm"
+    r"|blizzard|traffic|wind)"
+    r"|stuck in (?:traffic|a queue|the queue|the lift|a lift|a jam))\b"
     # a story's world, told without the speaker in it: "in the movie the dad is a dentist", "the main character
     # lives in Oslo"
     r"|^(?!.*\b(?:i|i'm|im|i've|my|me|we|our|us)\b).*\b(?:(?:in|on) (?:the|that|this) (?:movie|film|book|novel"

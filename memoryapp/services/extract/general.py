@@ -771,7 +771,11 @@ def third_person(piece: str, who: str) -> str:
 
 
 _SINGULAR = {"are": "is", "were": "was"}
-_ADVERB_RUN = rf"((?: (?:{'|'.join(_ADVERBS)}))*)"  # a group: the adverbs after a subject or a verb, kept as said
+# Verbs in -ly, which any other word in -ly before a verb is not ("I practically live", "I nearly hit").
+_VERBS_IN_LY = ("apply", "reply", "rely", "supply", "comply", "imply", "multiply", "fly", "ally", "rally", "tally",
+                "bully", "sully", "dally")
+# A group: the adverbs after a subject or a verb, kept as said.
+_ADVERB_RUN = rf"((?: (?:{'|'.join(_ADVERBS)}|(?!(?:{'|'.join(_VERBS_IN_LY)})\b)[a-z]+ly\b))*)"
 _NEXT_CLAUSE = re.compile(r"\s+(?:and|but|so)\s+|\s*[,;\u2013\u2014]\s*")
 # What a word in -ing names before these, when it opens a message: "driving lessons", "swimming club".
 _ING_THINGS = frozenset({"lesson", "lessons", "test", "tests", "class", "classes", "club", "instructor", "group",
