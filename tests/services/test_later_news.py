@@ -62,6 +62,16 @@ def test_a_later_state_ends_the_earlier_one(acme, before, after, old):
     assert texts, "the later state is kept"
 
 
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    # "single" not as a state: "every single game", "a single bed"
+    ("I go to every single home game with my brother.", "We got engaged on the beach last night!!", ("home game",)),
+    ("I still sleep in a single bed at my parents' place.", "I'm seeing someone new, early days.", ("single bed",)),
+])
+def test_a_later_state_ends_no_memory_that_only_has_a_word_of_the_earlier_one(acme, before, after, kept):
+    texts = told_in_turn(make_user(acme, "kofi"), before, after)
+    assert holds(texts, *kept), texts
+
+
 def test_a_month_is_no_place(acme):
     """ "We had our third in May!" was filed as the user's city."""
     texts = told_in_turn(make_user(acme, "lu"), "I live in Norwich.", "We had our second in June!")
