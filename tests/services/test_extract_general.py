@@ -837,6 +837,17 @@ def test_a_verb_agrees_after_any_adverb_in_ly(said, text):
     assert general.third_person(said, "Maria") == text
 
 
+@pytest.mark.parametrize(("said", "text"), [
+    # shouted news reads as said, not as a name's first letter taken down ("Maria pASSED their DRIVING TEST")
+    ("PASSED MY DRIVING TEST this morning!!!", "Maria passed their driving test this morning."),
+    ("I'M A NURSE", "Maria is a nurse."),
+    # acronyms are no shouting
+    ("I work for the NHS in the ICU", "Maria works for the NHS in the ICU."),
+])
+def test_shouted_words_read_in_lower_case(said, text):
+    assert general.third_person(said, "Maria") == text
+
+
 @pytest.mark.parametrize(("said", "expected"), [
     # an emoji between words ends a clause, unless it stands for the verb
     ("just turned 50 🎉 what should I plan for the party?", ["just turned 50", "what should I plan for the party?"]),

@@ -316,6 +316,12 @@ def test_city_with_since_is_valid_from_the_start_of_that_year():
     assert candidate.text == "Sam lives in Lisbon."
 
 
+@pytest.mark.parametrize("said", ["I've lived in Norwich my whole life.", "I've lived in Norwich all my life.",
+                                  "I've lived in Norwich ever since uni."])
+def test_how_long_a_place_is_home_is_no_part_of_its_name(said):
+    assert [(c.attribute, c.value) for c in extract(said) if c.attribute == "city"] == [("city", "Norwich")]
+
+
 def test_moving_is_a_change_of_city():
     candidate = only("I moved to Porto last month")
     assert (candidate.attribute, candidate.value, candidate.relation) == ("city", "Porto", "change")

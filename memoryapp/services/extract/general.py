@@ -708,7 +708,7 @@ def _without_fillers(text: str) -> str:
 def third_person(piece: str, who: str) -> str:
     """The piece as a statement about `who` ("Maria", "the user"): fillers, a trailing "lol" and the
     final punctuation gone, the speaker's words turned to the third person, content words kept."""
-    text = ASIDE_TAIL.sub("", _without_fillers(piece)).strip(" ,.!?:;")
+    text = _unshouted(ASIDE_TAIL.sub("", _without_fillers(piece)).strip(" ,.!?:;"))
     if not text:
         return ""
     for pattern, replacement in _CONTRACTED:
@@ -768,6 +768,16 @@ def third_person(piece: str, who: str) -> str:
     if not starts_with_speaker and text[:1].islower() and not _named_before(who, text, len(text)):
         text = f"{who} said: {text}"  # "yoga every morning before work": keep the words, say whose
     return sentence(text) + "."
+
+
+# Three words or more in capitals in a row: shouted ("PASSED MY DRIVING TEST", "WE GOT ENGAGED"), not acronyms.
+_SHOUTED = re.compile(r"\b[A-Z][A-Z']*(?:[\s,!.]+[A-Z][A-Z']*\b){2,}(?<=[A-Z']{2})")
+
+
+def _unshouted(text: str) -> str:
+    """The text with its shouted words in lower case ("Sam pASSED their DRIVING TEST" read as a name's first letter
+    taken down); what was shouted had no capitals to keep (a place's name in it loses its own)."""
+    return _SHOUTED.sub(lambda shouted: shouted[0].lower(), text)
 
 
 _SINGULAR = {"are": "is", "were": "was"}

@@ -982,7 +982,10 @@ _STOPS = re.compile(
     r"|winter))\b.*",
     re.I,
 )
-_PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course)\b.*", re.I)
+# ...and at whose a life or a time is ("lived in Norwich my whole life", "in Leeds all my life", "Hull ever since"): no
+# place's name holds "my"
+_PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course|my|our|his|her|their"
+                          r"|all (?:my|our|his|her|their)|ever|forever)\b.*", re.I)
 # ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday")
 _EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|but|since|on|where|to|here|there|every|each|once|twice|full[- ]time"
                              r"|part[- ]time|now|currently|rn|atm|right now|for now"
