@@ -684,8 +684,9 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # "every single Arsenal game" nor "a single bed"
     (r"\b(?:is|are|am|was|been|being|still|currently|happily|now|stays?|staying|went|gone)\s+(?:a\s+|so\s+)?single\b"
      r"(?![\s-]+(?:handed\w*|use|bed|room|file|track|page|day|night|time|one|thing|word|game|ticket|cream|malt)\b)"
-     r"|\bsingle (?:mum|mom|dad|parent|mother|father)\b", r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married|new (?:boyfriend"
-     r"|girlfriend|partner)|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
+     r"|\bsingle (?:mum|mom|dad|parent|mother|father)\b",
+     r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married"
+     r"|new (?:boyfriend|girlfriend|partner)|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
      None, False),
     # a boyfriend or girlfriend, in a wedding ("we got married on saturday!! i have a husband")
     # (the subject's own: not "The user's boyfriend's name is Jake." when his brother got married)
