@@ -686,7 +686,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"(?![\s-]+(?:handed\w*|use|bed|room|file|track|page|day|night|time|one|thing|word|game|ticket|cream|malt)\b)"
      r"|\bsingle (?:mum|mom|dad|parent|mother|father)\b",
      r"\b(?:seeing|dating|in a relationship|(?:got|getting) together|engaged|married"
-     r"|new (?:boyfriend|girlfriend|partner)|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
+     r"|new (?:boyfriend|girlfriend|partner)"
+     r"|(?:have|has|got) a (?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?))\b",
      None, False),
     # a boyfriend or girlfriend, in a wedding ("we got married on saturday!! i have a husband")
     # (the subject's own: not "The user's boyfriend's name is Jake." when his brother got married)
