@@ -129,6 +129,9 @@ def test_make_believe_and_stories_write_nothing(send, text):
     # a mishap of the day
     "got drenched waiting for the bus, great start to the week",
     "We got stuck in traffic on the ring road for ages",
+    # where the speaker is sat or stood this minute, and short of sleep
+    "now I'm sitting in the car park waiting for the kids to come out",
+    "the toddler was up at 4 so I'm running on two hours of sleep",
 ])
 def test_what_nearly_happened_a_place_half_lived_in_and_a_mishap_write_nothing(send, text):
     assert current_texts(send(text)) == []
@@ -140,8 +143,9 @@ def test_what_nearly_happened_a_place_half_lived_in_and_a_mishap_write_nothing(s
     ("I've nearly finished my nursing degree", ("nursing",)),
     ("I nearly fainted at the dentist, I'm terrified of needles", ("needles",)),
     ("Got caught in the rain on the way home, I walk to work every day", ("walk",)),
+    ("I'm standing in for my manager while she's on maternity leave", ("manager",)),
 ])
-def test_what_is_said_beside_a_near_miss_or_a_mishap_is_written(send, text, must):
+def test_what_is_said_beside_a_near_miss_or_a_mishap_or_like_one_is_written(send, text, must):
     assert any(mentions(t, must) for t in current_texts(send(text))), current_texts(send(text))
 
 

@@ -102,6 +102,11 @@ _NOT_A_STATEMENT = re.compile(
     r"|\b(?:i am|i'm|im)\s+(?:at|in)\s+(?:the|a)\s+(?:airport|station|gym|beach|park|mall|shops|store|supermarket|pub"
     r"|bar|cafe|café|restaurant|cinema|movies|dentist|doctor'?s|waiting room|queue|line|car|train|bus|plane|taxi)\b"
     r"(?!.*\b(?:every|always|usually|often|a lot|most)\b)"
+    # ...sitting, standing or waiting somewhere, or short of sleep: "now I'm sitting in wet socks in a board meeting",
+    # "running on four hours of sleep" (not "sitting on the board of a charity", "standing in for my manager")
+    r"|(?:^\W*|\bnow\s+)(?:i am|i'm|im)\s+(?:just\s+|currently\s+)?(?:sat|sitting|standing|stood|lying|waiting"
+    r"|queuing|queueing)\s+(?:in(?! for\b)|at|outside)\b"
+    r"|\brunning on (?:no|only|just|about|like|\d+|a few|one|two|three|four|five)\s+(?:\w+\s+)?hours?(?: of)? sleep\b"
     # what nearly happened, and so did not: "I nearly died laughing", "almost quit my job last week" (not "almost
     # 40", "nearly finished my thesis", nor what happened instead: "almost moved to Spain but stayed in Leeds")
     r"|^(?![^.;!?]*\b(?:but|instead)\b)\W*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:(?:just|\w+ly)\s+)?(?:nearly|almost)\s+"
