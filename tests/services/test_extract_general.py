@@ -498,6 +498,8 @@ def test_news_of_someone_named_never_replaces_the_user_s_own_value(send, own, ne
 @pytest.mark.parametrize(("before", "news", "name"), [
     ("My brother Tom works at Deloitte.", "Tom left Deloitte, he's at KPMG now", "Tom"),
     ("My sister is called Priya and she teaches maths.", "Priya quit teaching, she's a pilot now", "Priya"),
+    # a partner too: their news is no break-up
+    ("My boyfriend Dev is a student.", "Dev got his first proper job, he's an accountant now", "Dev"),
 ])
 def test_news_of_a_relative_keeps_their_name(send, before, news, name):
     user = send(before)
@@ -537,6 +539,19 @@ def test_news_of_one_of_the_user_s_people_never_ends_another_s(send):
     assert any(mentions(t, ("Sol", "sixth")) for t in texts), texts
     assert any(mentions(t, ("Ava", "Ridgeway")) for t in texts), texts
     assert not any(mentions(t, ("last", "year", "primary")) for t in texts), texts
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("before", "news", "kept"), [
+    ("My sister Priya lives in Durban.", "We just had a baby girl, her name is Zara!", ("Priya", "Durban")),
+    ("My brother is called Tariq.", "my best friend just had twins, their names are Ada and Omar", ("Tariq",)),
+])
+def test_a_new_name_leaves_the_names_of_others(send, before, news, kept):
+    """News that names someone new arrives when the user holds little else, and is nearest to the names held:
+    it still ends none of them, nor what is said of their bearers."""
+    user = send(before)
+    send(news, user=user, at=WHEN + timedelta(days=30), session="s2")
+    assert any(mentions(t, kept) for t in current_texts(user)), current_texts(user)
 
 
 def test_shipped_weights_were_trained_on_the_current_dev_split():
