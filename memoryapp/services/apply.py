@@ -1176,7 +1176,7 @@ def _relatives_name_said(memory: Memory, draft: MemoryDraft) -> bool:
     news of Tom, not of "The user's brother's name is Tom." ("broke up with Dan" may end "The user's boyfriend's
     name is Dan.", "Jessica's Jessica Alvarado now" "The user's daughter's name is Jessica Moore.")."""
     return (_a_relatives_name(memory, _subject_owner(draft.subject))
-            and set(_WORD.findall(memory.value.lower())) <= set(_WORD.findall(draft.text.lower())))
+            and _words(memory.value) <= _words(draft.text))
 
 
 def _name_of_someone_not_spoken_of(memory: Memory, draft: MemoryDraft) -> bool:
@@ -1184,7 +1184,7 @@ def _name_of_someone_not_spoken_of(memory: Memory, draft: MemoryDraft) -> bool:
     name is Zara!" names someone new, and leaves "The user's sister's name is Priya." as it was ("i go by Robin now"
     is of the user's own name, "Jessica's Jessica Alvarado now" says the name it changes)."""
     return (memory.attribute in NAME_SLOTS and memory.subject != draft.subject
-            and not set(_WORD.findall(memory.value.lower())) & set(_WORD.findall(draft.text.lower())))
+            and not _words(memory.value) & _words(draft.text))
 
 
 def _subject_owner(subject: str) -> str:
@@ -1276,10 +1276,10 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
     ("tariq graduated" after "my brother Tariq is a student") or by how the user calls them ("mum retired")."""
     from memoryapp.services.extract.lexicon import RELATIVES, relative_key
 
-    said = set(_WORD.findall(draft.text.lower()))
+    said = _words(draft.text)
     said |= {word.removesuffix("'s") for word in said}  # "jamie's been transferred" names Jamie
     kin = {relative_key(word) for word in RELATIVES if set(word.split()) <= said}
-    said -= set(_WORD.findall(who.lower()))  # the user is not one of their people
+    said -= _words(who)  # the user is not one of their people
     owner = _subject_owner(draft.subject)
     people = (current.filter(Q(subject__startswith=f"{owner}'s ") | Q(subject=owner))
               .order_by("-valid_from").values_list("id", "subject", "text")[:PEOPLE_LOOKED_AT])
@@ -1296,6 +1296,10 @@ def _person_named(current, draft: MemoryDraft, beside: list[Memory], message: tu
 
 
 _WORD = re.compile(r"[\w'-]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
 
 
 def _people_named_in(text: str, who: str) -> set[str]:
@@ -1320,11 +1324,11 @@ def _said_alike(old: Memory, new_text: str, with_old: list[Memory]) -> list[Memo
     """The old value said again beside `old` in other words: memories of the same subject written beside it
     (`with_old`: written_beside) that hold a name or number of `old` the new statement no longer says ("The user's
     son is 12 years old." beside "The user's son Leo is 12.", when "Leo turned 13")."""
-    said = set(_WORD.findall(new_text.lower()))
+    said = _words(new_text)
     dropped = {word.lower() for word in _NAMING_WORD.findall(old.text)[1:]} - said
     # all of them: "City" of "City Library" is no name of "the city college" said beside it
     return [memory for memory in with_old if dropped and memory.subject == old.subject
-            and dropped <= set(_WORD.findall(memory.text.lower()))]
+            and dropped <= _words(memory.text)]
 
 
 _NAMING_WORD = re.compile(r"\b(?:(?-i:[A-Z][\w'-]+)|\d+(?:[.,]\d+)*\w*)")  # "19." names 19, "4.5" itself
