@@ -16,7 +16,8 @@ Definitions:
 - Informational: *unmatched* memories, produced by fact messages but holding no expected fact's
   must-words (an extra fact, or an expected one worded without its distinctive words).
 - A change pair: `before` dated CHANGE_FROM in session s1, `after` CHANGE_AFTER_DAYS later in
-  session s2. Then, as of now (selectors.scoping.valid_at: status, validity and belief time):
+  session s2. Then, an hour after it (ENDED_READ_AT; selectors.scoping.valid_at: status, validity and belief
+  time):
   *new value current* when a current memory mentions after.must, *old value still current* when
   a current memory mentions before.must and not after.must (one that mentions both tells the change:
   "The user moved to Seville, Madrid was too expensive."), nor says it is over in words `before` did not
@@ -48,6 +49,10 @@ WRITTEN_AT = datetime(2025, 6, 2, 10, tzinfo=UTC)
 CHANGE_FROM = WRITTEN_AT
 CHANGE_AFTER_DAYS = 30
 CHANGED_AT = CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS)
+# What holds is read an hour after each statement, never on the day the evaluation runs: a plan "on 4 March" said in
+# June 2025 is over by a later December, and the figures would change with the calendar.
+BEGUN_READ_AT = CHANGE_FROM + timedelta(hours=1)
+ENDED_READ_AT = CHANGED_AT + timedelta(hours=1)
 EXTRACTORS = ("rules", "llm")
 EXAMPLES = 40  # per kind of failure, dev split only
 DISTRACTORS = 4  # other facts a change pair's user holds before the pair
@@ -178,9 +183,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         fact_messages = [m for m in messages if m.family != "none"]
         for pair in pairs:
             user, others = writer.pair_begun(pair, fact_messages)
-            held = [f for m in others for f in m.facts if _mentioned(current_texts(user), f.must)]
+            held = [f for m in others for f in m.facts if _mentioned(current_texts(user, BEGUN_READ_AT), f.must)]
             writer.pair_ended(user, pair)
-            current, active = current_texts(user), active_texts(user)
+            current, active = current_texts(user, ENDED_READ_AT), active_texts(user)
             closed = [f for f in held if not _mentioned(current, f.must)]
             collateral["held"] += len(held)
             collateral["closed"] += len(closed)
@@ -203,9 +208,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
                 progress(done, total)
         for pair in continuations:
             user, _ = writer.pair_begun(pair, fact_messages)
-            if _mentioned(current_texts(user), pair.before_must):
+            if _mentioned(current_texts(user, BEGUN_READ_AT), pair.before_must):
                 writer.pair_ended(user, pair)
-                current = current_texts(user)
+                current = current_texts(user, ENDED_READ_AT)
                 counts = kinds.setdefault(pair.way, Counter())
                 counts["held"] += 1
                 if not _mentioned(current, pair.before_must):

@@ -302,6 +302,15 @@ def memory_end(*, memory: Memory, valid_to: datetime, actor: ActorRef, reason: s
                  user_id=memory.user_id, reason=reason[:300])
 
 
+def memory_passed(*, memory: Memory, actor: ActorRef) -> None:
+    """A one-value slot's value whose day has passed becomes history as it was, ending when it said it would:
+    the slot holds one active value, and a new one may now take it."""
+    memory.status, memory.status_reason = Memory.Status.SUPERSEDED, "its day passed"
+    memory.save(update_fields=["status", "status_reason"])
+    event_record(organization_id=memory.organization_id, op=Op.SUPERSEDE, actor=actor, memory_id=memory.id,
+                 user_id=memory.user_id, reason=memory.status_reason)
+
+
 def memory_add_to_history(
     *, draft: MemoryDraft, within: Memory | None, until: Memory, actor: ActorRef, reason: str
 ) -> Memory:
@@ -482,7 +491,11 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
     active = Memory.objects.filter(**owner, status=Memory.Status.ACTIVE).defer(*VECTORS)
     slot = list(active.filter(subject=draft.subject, attribute=candidate.attribute).order_by("recorded_at"))
     # A plan whose day has passed is no longer a value of the slot: the same plan later is a new one.
-    slot = [m for m in slot if m.valid_to is None or m.valid_to > candidate.valid_from]
+    passed = [m for m in slot if m.valid_to is not None and m.valid_to <= candidate.valid_from]
+    slot = [m for m in slot if m not in passed]
+    for memory in passed:
+        if memory.cardinality == Memory.Cardinality.SINGLE:
+            memory_passed(memory=memory, actor=actor)
     said_at = max((episode.occurred_at for episode in draft.sources), default=None)
     history = []
     if candidate.attribute and needs_history(candidate, slot, said_at):

@@ -85,6 +85,18 @@ def test_news_on_a_facts_topic_that_changes_nothing_must_leave_it_current(tmp_pa
     assert "same topic ended    50.0%  (1 of 2 facts" in write_accuracy.table(result)
 
 
+def test_what_holds_is_read_when_it_was_said_not_on_the_day_of_the_run(tmp_path):
+    """A plan rescheduled within 2025 is over by the time anyone runs this; it was current when it was said."""
+    folder = write(tmp_path / "dated", {
+        "messages-t.dev.jsonl": [message("t-m1", "employer", "I work at Initech.", [fact(["Initech"])])],
+        "changes-t.dev.jsonl": [pair("t-c1", "appointments", "rescheduled", "I have a dentist appointment on 20 June.",
+                                     ["dentist"], "My dentist appointment got moved to the 28th of July.", ["July"],
+                                     "When is the dentist?")],
+    })
+    result = write_accuracy.run(split="dev", extractor="rules", corpus_dir=folder)
+    assert result["changes"]["new_current"] == 1
+
+
 def test_the_test_split_is_measured_alone_and_keeps_no_examples(corpus):
     result = write_accuracy.run(split="test", extractor="rules", corpus_dir=corpus)
     assert (result["messages"], result["expected"], result["missed"]) == (1, 1, 0)

@@ -14,7 +14,7 @@ from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extract.timeparse import find_time
 from memoryapp.services.extraction import episodes_extract
-from tests.factories import make_user, say
+from tests.factories import holds, make_user, say
 
 SAID = datetime(2025, 3, 5, 10, 0, tzinfo=UTC)  # a Wednesday
 
@@ -110,3 +110,51 @@ def test_a_plan_without_a_date_is_still_found_later(acme):
     memory = Memory.objects.get(user=sam, attribute="plan", sources=episode)
     found = search_memories(Principal.for_user(sam), user=sam, params=SearchParams(query="What is Sam learning?"))
     assert memory.valid_to is None and memory in [hit.item for hit in found.hits]
+
+
+@pytest.mark.django_db
+def test_a_value_whose_day_has_passed_makes_way_for_the_next(acme):
+    """A one-value slot's value with an end date (an admin's correction, an older write) used to stay active after
+    its day, and the slot's next value failed the one-active-value constraint: the whole batch was lost."""
+    from tests.factories import make_memory
+
+    sam = make_user(acme, "sam")
+    passed = make_memory(sam, "Sam works at the Royal Free.", subject="sam", attribute="employer", value="Royal Free",
+                         cardinality="single", valid_from=datetime(2025, 2, 1, tzinfo=UTC),
+                         valid_to=end_of(2025, 2, 3), valid_to_recorded_at=datetime(2025, 2, 1, tzinfo=UTC))
+    tell(sam, "I work at Tesco.", "2025-03-05T10:00")
+    employer = Memory.objects.filter(user=sam, attribute="employer")
+    assert list(valid_at(employer).values_list("text", flat=True)) == ["Sam works at Tesco."]
+    passed.refresh_from_db()
+    assert (passed.status, passed.valid_to) == ("superseded", end_of(2025, 2, 3)), "history, ending when it said"
+
+
+@pytest.mark.django_db
+def test_an_appointment_is_no_value_of_the_job_it_sounds_like(acme):
+    """An appointment with a professional at a named place sounds like a workplace to the family model; it is a day's
+    event: one memory with its date, which neither ends the job nor fills its slot."""
+    sam = make_user(acme, "sam")
+    tell(sam, "I work at Tesco.", "2025-03-01T10:00")
+    episode = tell(sam, "I have a consultant appointment at the Royal Free on the 3rd, so I'm out that morning.",
+                   "2025-03-01T11:00")
+    written = Memory.objects.filter(user=sam, sources=episode)
+    assert [(m.attribute, m.valid_to) for m in written if "appointment" in m.text] == [("plan", end_of(2025, 3, 3))]
+    assert holds([m.text for m in written], "Royal", "Free", "Monday", "3", "March")
+    assert "Sam works at Tesco." in [m.text for m in valid_at(Memory.objects.filter(user=sam), as_of=SAID)]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("message", "ends", "day_named"), [
+    ("got a physio appointment at the Nuffield on tuesday", end_of(2025, 3, 11), "Tuesday 11 March 2025"),
+    ("My GP appointment at the Lister surgery is next Monday.", end_of(2025, 3, 10), "Monday 10 March 2025"),
+    ("Flying to Dublin tomorrow for work", end_of(2025, 3, 6), "Thursday 6 March 2025"),
+    ("had a scan on the 3rd, all clear", None, None),  # told as past: the last 3rd, over already
+])
+def test_a_plan_no_rule_reads_ends_on_its_day_too(acme, message, ends, day_named):
+    """Plans and appointments said in words the rules do not read (no "I", the place before "is") are still kept
+    with their day, and stop being current when it has passed."""
+    sam = make_user(acme, "sam")
+    episode = tell(sam, message, "2025-03-05T10:00")
+    (memory,) = Memory.objects.filter(user=sam, sources=episode)
+    assert memory.valid_to == ends
+    assert day_named is None or day_named in memory.text

@@ -272,6 +272,17 @@ def test_how_often_is_no_part_of_the_employer(said):
     assert [c.value for c in extract(said) if c.attribute == "employer"] in (["Hilton"], ["Lidl"], ["Greggs"])
 
 
+@pytest.mark.parametrize(("said", "employer"), [
+    ("I work for Argos at their distribution centre, days", "Argos"),
+    ("I work for Accenture from home.", "Accenture"),
+    ("i work at nando's near the station", "Nando's"),
+    ("I work at Bank of America at the Charlotte office.", "Bank of America"),
+])
+def test_where_the_work_is_done_is_no_part_of_the_employer(said, employer):
+    """Not "The user works at Argos At Their Distribution Centre." """
+    assert [c.value for c in extract(said) if c.attribute == "employer"] == [employer]
+
+
 def test_a_students_at_names_where_they_study_not_an_employer():
     candidates = extract("I'm a law student at King's College.")
     assert triples(candidates) == [("sam", "job", "law student", "state"), ("sam", "school", "King's College", "state")]

@@ -62,6 +62,15 @@ def test_a_name_given_late_in_a_message_names_the_user_in_all_of_it():
     assert texts("usr_52", "I moved to Leeds for work, oh and my name is Priya.")["city"] == "Priya lives in Leeds."
 
 
+@pytest.mark.parametrize("named", ["my car's name is Betsy", "I'm obsessed with baking sourdough, my starter's name is Clint",
+                                   "We got a kitten, her name is Mochi", "my plant's name is Gerald and he's thriving"])
+def test_the_name_of_something_of_theirs_does_not_rename_the_user(named):
+    """Not "Betsy lives in Leeds." from then on."""
+    written = [c for c in candidates_for("usr_53", named, "I live in Leeds.") if c.subject == "usr_53"]
+    assert "name" not in [c.attribute for c in written]
+    assert "The user lives in Leeds." in [c.text for c in written]
+
+
 def test_a_name_on_a_web_page_does_not_rename_the_user():
     episodes = [EpisodeInput("My name is Bob.", NOW, source="web"), EpisodeInput("I live in Madrid.", NOW)]
     city = [c for c in RulesExtractor().extract(episodes, subject="usr_91") if c.attribute == "city"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import replace
+from datetime import datetime
 from difflib import SequenceMatcher
 from itertools import groupby
 
@@ -38,7 +39,7 @@ from .lexicon import (
     looks_like_job,
     relative_key,
 )
-from .timeparse import MONTHS, WEEKDAYS, with_dates_named
+from .timeparse import MONTHS, WEEKDAYS, calendar_words, find_time, with_dates_named
 
 GENERAL_CONFIDENCE = 0.6  # below the rules' 0.8: the general path knows the words, not their structure
 GENERAL_IMPORTANCE = 5
@@ -1320,6 +1321,34 @@ def _dated_from(piece: str, own: list[Candidate]) -> Candidate | None:
     return next((c for c in own if c.valid_to is not None and _from_piece(c, piece, own)), None)
 
 
+# The families of what is for a day still to come, which a piece no rule read may tell ("got a physio appointment on
+# tuesday", "my GP appointment at the Lister surgery is next Monday")...
+_PLANS = frozenset({"appointments", "plans", "travel"})
+# ...unless it is told as past, where a weekday or a date alone is the last one ("had a scan on the 3rd")
+_TOLD_AS_PAST = re.compile(r"\b(?:had|went|was|were|did|saw|attended|got back|came back|yesterday|last|ago)\b", re.I)
+
+
+def _plan_ends(piece: str, said_at: datetime) -> datetime | None:
+    """When the plan or appointment a piece tells is over, when it names a day (week, month) still to come."""
+    ahead = find_time(piece, said_at, prefer_future=True)
+    if ahead is None or ahead.period_end <= said_at:
+        return None
+    behind = find_time(piece, said_at)
+    if behind is not None and behind.when != ahead.when and _TOLD_AS_PAST.search(piece):
+        return None
+    return ahead.period_end
+
+
+def _on_its_day(text: str, said_at: datetime, plan_ends: datetime) -> str:
+    """The text of a plan's piece with its day named as the rule's plan names it ("on the 3rd" -> "on Monday 3 March
+    2025"): a reader weeks later would take "the 3rd" for another month, and the rule's words are then all in the
+    piece's (_rules_worded_in_full: one memory for the plan, with the rest of what was said of it)."""
+    found = find_time(text, said_at, prefer_future=True)
+    if found is None or found.period_end != plan_ends:
+        return text
+    return text[: found.start] + calendar_words(found) + text[found.end :]
+
+
 _PLANNING = frozenset({"hoping", "planning", "thinking", "wanting", "intending", "aiming", "booked", "scheduled"})
 # The day and hour a plan is for, which its memory says resolved ("tomorrow at 3" -> "on Tuesday 3 June 2025")
 _WITHOUT_TIME = re.compile(
@@ -1461,6 +1490,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             # whatever the family model hears in grief ("sadly we lost Salt": city) or in "a year sober" (job):
             # services.apply files news of a death where what it ends was, the slot of the one who died
             attribute = ""
+        dated = _dated_from(piece, own)
+        plan_ends = dated.valid_to if dated else _plan_ends(said, episode.occurred_at) if kind in _PLANS else None
+        if plan_ends and single:
+            attribute = ""  # "a consultant appointment at the Royal Free on the 3rd": a day's event, no job
         if attribute and single and (about, attribute) in filled:
             if message_changes and _WAS.search(_SUBORDINATE.sub("", piece)):
                 continue  # what the old value was like ("vegan was too hard"): it must not stay current
@@ -1475,6 +1508,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if not was and message_changes and (single or about is None or (_REPLACES.search(episode.content)
                                                                          and not _ADDS.search(episode.content))):
             relation = "change"
+        if plan_ends:
+            text = _on_its_day(text, episode.occurred_at, plan_ends)
         text = sentence(with_dates_named(text, episode.occurred_at))  # read later, "yesterday" would be wrong
         value = _value(text, who)
         if (attribute == "name" or about == subject) and _CALLED_BY_OTHERS.search(piece):
@@ -1495,7 +1530,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             valid_from=episode.occurred_at, importance=GENERAL_IMPORTANCE, confidence=GENERAL_CONFIDENCE,
             relation=relation, episode_index=index,
             # the piece of a plan said with more than its day: it ends with the plan ("interview at Amazon tomorrow")
-            valid_to=dated.valid_to if (dated := _dated_from(piece, own)) else None,
+            valid_to=plan_ends,
         ))
     return made
 
@@ -1738,8 +1773,10 @@ _NAME_TEXTS = {"name": "{value} is the user's name.", "nickname": "{who} goes by
 # Okafor now", "hi, Dani here". A capitalised word elsewhere in the piece names something else ("I'm done with
 # Facebook", "Ported my number to Lebara"), and one after an article a kind of person ("I'm a Pisces").
 _NAME_WORDS = r"(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,3}"
-_NAME_GIVEN = re.compile(rf"\b(?:name'?s|name is|named|call(?:s|ed)? me|called|i'm|im|i am|it's|this is|go(?:es)? by"
-                         rf"|known as|nickname is)\s+(?:just\s+)?[\"']?(?P<name>(?!I\b){_NAME_WORDS})"
+# (the name of something or someone else the piece is not about: "my car's name is Betsy", "her name is Zara")
+_OF_ANOTHER = r"(?<!'s )(?<!s' )(?<!\bhis )(?<!\bher )(?<!\bits )(?<!\btheir )(?<!\byour )(?<!\bour )"
+_NAME_GIVEN = re.compile(rf"\b(?:{_OF_ANOTHER}(?:name'?s|name is|named|called|nickname is)|call(?:s|ed)? me|i'm|im|i am"
+                         rf"|it's|this is|go(?:es)? by|known as)\s+(?:just\s+)?[\"']?(?P<name>(?!I\b){_NAME_WORDS})"
                          rf"|(?:^|\b(?:hi|hey|hello)\W+)(?P<here>(?!I\b){_NAME_WORDS})\s+here\b", re.I)
 
 

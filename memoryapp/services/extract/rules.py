@@ -986,8 +986,11 @@ _STOPS = re.compile(
 # place's name holds "my"
 _PLACE_STOPS = re.compile(r"\s+(?:with|near|for|and|to|where|as|in|on|at|by|from|of course|my|our|his|her|their"
                           r"|all (?:my|our|his|her|their)|ever|forever)\b.*", re.I)
-# ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday")
+# ...and at how often ("a greeter at Walmart three days a week", "at the bakery every Saturday"), and where
+# ("Argos at their distribution centre", "Accenture from home", "Nando's near the station")
 _EMPLOYER_STOPS = re.compile(r"\s+(?:as|in|with|and|but|since|on|where|to|here|there|every|each|once|twice|full[- ]time"
+                             r"|at (?:the|their|its|our|his|her|my|a|an|one|this|that)|from (?:home|the)|near|next to"
+                             r"|close to|opposite|outside"
                              r"|part[- ]time|now|currently|rn|atm|right now|for now"
                              r"|(?:\d+|one|two|three|four|five|six|seven)\s+(?:days?|nights?|shifts?|times?|mornings?"
                              r"|evenings?|afternoons?|hours?)\b)\b.*", re.I)
