@@ -16,7 +16,7 @@ Definitions:
 - Informational: *unmatched* memories, produced by fact messages but holding no expected fact's
   must-words (an extra fact, or an expected one worded without its distinctive words).
 - A change pair: `before` dated CHANGE_FROM in session s1, `after` CHANGE_AFTER_DAYS later in
-  session s2. Then, an hour after it (ENDED_READ_AT; selectors.scoping.valid_at: status, validity and belief
+  session s2. Then, as of an hour after it (READ_AT; selectors.scoping.valid_at: status, validity and belief
   time):
   *new value current* when a current memory mentions after.must, *old value still current* when
   a current memory mentions before.must and not after.must (one that mentions both tells the change:
@@ -28,7 +28,7 @@ Definitions:
 - A change must end the old value and nothing else, so the pair's user is not empty: before the
   pair, DISTRACTORS fact messages of other families (a seeded draw per pair, none mentioning the
   pair's values) are sent in session s0. *Unrelated facts closed*: those messages' facts current
-  after `before` and no longer current after `after` (collateral rate = closed / such facts).
+  (as of READ_AT) before `after` is sent and no longer current after it (collateral rate = closed / such facts).
 
 Per family (messages) and per way of saying the change (pairs), for one split. Examples of what
 went wrong are kept for the dev split only: the test split is never read while tuning.
@@ -49,10 +49,10 @@ WRITTEN_AT = datetime(2025, 6, 2, 10, tzinfo=UTC)
 CHANGE_FROM = WRITTEN_AT
 CHANGE_AFTER_DAYS = 30
 CHANGED_AT = CHANGE_FROM + timedelta(days=CHANGE_AFTER_DAYS)
-# What holds is read an hour after each statement, never on the day the evaluation runs: a plan "on 4 March" said in
-# June 2025 is over by a later December, and the figures would change with the calendar.
-BEGUN_READ_AT = CHANGE_FROM + timedelta(hours=1)
-ENDED_READ_AT = CHANGED_AT + timedelta(hours=1)
+# What holds is read for an hour after the later statement, before it is sent and after: what that statement ended.
+# Never on the day the evaluation runs (a plan "on 4 March" said in June 2025 is over by a later December, and the
+# figures would change with the calendar), nor at two moments (a plan whose day passed between them ended alone).
+READ_AT = CHANGED_AT + timedelta(hours=1)
 EXTRACTORS = ("rules", "llm")
 EXAMPLES = 40  # per kind of failure, dev split only
 DISTRACTORS = 4  # other facts a change pair's user holds before the pair
@@ -183,9 +183,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
         fact_messages = [m for m in messages if m.family != "none"]
         for pair in pairs:
             user, others = writer.pair_begun(pair, fact_messages)
-            held = [f for m in others for f in m.facts if _mentioned(current_texts(user, BEGUN_READ_AT), f.must)]
+            held = [f for m in others for f in m.facts if _mentioned(current_texts(user, READ_AT), f.must)]
             writer.pair_ended(user, pair)
-            current, active = current_texts(user, ENDED_READ_AT), active_texts(user)
+            current, active = current_texts(user, READ_AT), active_texts(user)
             closed = [f for f in held if not _mentioned(current, f.must)]
             collateral["held"] += len(held)
             collateral["closed"] += len(closed)
@@ -208,9 +208,9 @@ def run(*, split: str = "dev", extractor: str = "rules", corpus_dir: str | Path 
                 progress(done, total)
         for pair in continuations:
             user, _ = writer.pair_begun(pair, fact_messages)
-            if _mentioned(current_texts(user, BEGUN_READ_AT), pair.before_must):
+            if _mentioned(current_texts(user, READ_AT), pair.before_must):
                 writer.pair_ended(user, pair)
-                current = current_texts(user, ENDED_READ_AT)
+                current = current_texts(user, READ_AT)
                 counts = kinds.setdefault(pair.way, Counter())
                 counts["held"] += 1
                 if not _mentioned(current, pair.before_must):
