@@ -62,7 +62,7 @@ def test_a_name_given_late_in_a_message_names_the_user_in_all_of_it():
     assert texts("usr_52", "I moved to Leeds for work, oh and my name is Priya.")["city"] == "Priya lives in Leeds."
 
 
-@pytest.mark.parametrize("named", ["my car's name is Betsy", "I'm obsessed with baking sourdough, my starter's name is Clint",
+@pytest.mark.parametrize("named", ["my car's name is Betsy", "I'm obsessed with sourdough, my starter's name is Clint",
                                    "We got a kitten, her name is Mochi", "my plant's name is Gerald and he's thriving"])
 def test_the_name_of_something_of_theirs_does_not_rename_the_user(named):
     """Not "Betsy lives in Leeds." from then on."""
