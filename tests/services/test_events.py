@@ -14,7 +14,7 @@ from memoryapp.services.extract.base import EpisodeInput
 from memoryapp.services.extract.rules import RulesExtractor
 from memoryapp.services.extract.timeparse import find_time
 from memoryapp.services.extraction import episodes_extract
-from tests.factories import holds, make_user, say
+from tests.factories import holds, make_memory, make_user, say
 
 SAID = datetime(2025, 3, 5, 10, 0, tzinfo=UTC)  # a Wednesday
 
@@ -116,8 +116,6 @@ def test_a_plan_without_a_date_is_still_found_later(acme):
 def test_a_value_whose_day_has_passed_makes_way_for_the_next(acme):
     """A one-value slot's value with an end date (an admin's correction, an older write) used to stay active after
     its day, and the slot's next value failed the one-active-value constraint: the whole batch was lost."""
-    from tests.factories import make_memory
-
     sam = make_user(acme, "sam")
     passed = make_memory(sam, "Sam works at the Royal Free.", subject="sam", attribute="employer", value="Royal Free",
                          cardinality="single", valid_from=datetime(2025, 2, 1, tzinfo=UTC),
