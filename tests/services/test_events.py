@@ -142,6 +142,20 @@ def test_an_appointment_is_no_value_of_the_job_it_sounds_like(acme):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("moved", ["The GP appointment got moved to Monday.",
+                                   "the surgery rang, my GP appointment has been pushed back to monday"])
+def test_an_appointment_moved_to_another_day_holds_until_that_day(acme, moved):
+    """"moved to Monday" names the coming Monday: before, the moved appointment was kept undated and current for ever."""
+    sam = make_user(acme, "sam")
+    tell(sam, "I have a GP appointment on Friday.", "2025-03-05T10:00")
+    episode = tell(sam, moved, "2025-03-05T12:00")
+    (memory,) = Memory.objects.filter(user=sam, sources=episode)
+    assert (memory.valid_to, "Monday 10 March 2025" in memory.text) == (end_of(2025, 3, 10), True), memory.text
+    current = valid_at(Memory.objects.filter(user=sam), as_of=datetime(2025, 3, 8, tzinfo=UTC))
+    assert list(current.values_list("text", flat=True)) == [memory.text], "the Friday appointment is history"
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("message", "ends", "day_named"), [
     ("got a physio appointment at the Nuffield on tuesday", end_of(2025, 3, 11), "Tuesday 11 March 2025"),
     ("My GP appointment at the Lister surgery is next Monday.", end_of(2025, 3, 10), "Monday 10 March 2025"),

@@ -203,3 +203,48 @@ def test_a_change_of_name_ends_the_old_name_and_not_a_name_beside_it(acme):
 
     current = current_texts(user)
     assert friend.text in current and old_name.text not in current, current
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("old, change, new", [
+    ("My full name is Ayşe Demir.", "After the wedding I took my husband surname, so in the letters please write Ayşe "
+     "Kaya, the bank already changed it.", "Ayşe Kaya"),
+    ("I'm Rohan Mehta.", "I took Vikram's surname when we married, so it's Rohan Kapoor on the bio and on everything "
+     "official.", "Rohan Kapoor"),
+    ("my name is Zhang Wei", "Since the citizenship ceremony my legal name is Kevin Zhang, it is on the passport.",
+     "Kevin Zhang"),
+    ("Hi, I'm Laura Smith.", "I got married last month and I'm Laura Jones now.", "Laura Jones"),
+])
+def test_a_name_said_in_a_change_of_name_is_the_users_name_from_then_on(acme, old, change, new):
+    """Before, the old name ended and no memory held the new one: texts went on calling the user by the old."""
+    user = make_user(acme, "usr_2b9e4f10")
+    tell(user, old, "2025-03-01", "name", session="first")
+    episode = say(user, change, when="2025-07-01", session="second")
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+    assert [text for text in current_texts(user) if text.startswith(f"{new} is the user's name")]
+    assert user_display_name(user) == new
+    assert tell(user, "I live in Leeds.", "2025-07-02", "city", session="third").text == f"{new} lives in Leeds."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("said", ["My sister took her husband's surname, she's Anna Kowalski now.",
+                                  "My maiden name was Katherine Brennan, before I married.",
+                                  "My husband's surname is Kowalski, we live in New York."])
+def test_a_former_name_or_someone_elses_new_name_leaves_the_users_name(acme, said):
+    user = make_user(acme, "usr_4c1d8a22")
+    tell(user, "I'm Katherine Doyle.", "2025-03-01", "name", session="first")
+    episode = say(user, said, when="2025-07-01", session="second")
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+    assert "Katherine Doyle is the user's name." in current_texts(user)
+    assert user_display_name(user) == "Katherine Doyle"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("called, text", [("I go by Sam at work.", "Samantha Reid goes by Sam at work."),
+                                          ("people call me Sammy online", "Samantha Reid goes by Sammy online.")])
+def test_a_name_used_in_one_place_is_a_nickname_beside_the_name(acme, called, text):
+    user = make_user(acme, "usr_6e2a1b33")
+    tell(user, "My name is Samantha Reid.", "2025-03-01", "name", session="first")
+    assert tell(user, called, "2025-03-02", "nickname", session="first").text == text
+    assert "The user's name is Samantha Reid." in current_texts(user)
+    assert tell(user, "I live in Leeds.", "2025-03-03", "city").text == "Samantha Reid lives in Leeds."

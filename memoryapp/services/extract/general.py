@@ -1078,7 +1078,8 @@ def _named_as_they_say(candidates: list[Candidate], episodes: list[EpisodeInput]
             current = given[-1]
         for candidate in own:
             text = candidate.text
-            if not _names_the_user(candidate, subject):
+            # a text that says the new name tells the change in the old one: "Laura Smith is Laura Jones now"
+            if not _names_the_user(candidate, subject) and not re.search(rf"\b{re.escape(current)}\b", text):
                 for old in earlier:  # a name in its own case ("Will", not "will"); "the user" in either
                     pattern = rf"\b(?i:{re.escape(old[:1])})(?-i:{re.escape(old[1:])})\b"
                     text = re.sub(pattern, lambda _, name=current: name, text)
@@ -1151,6 +1152,11 @@ _FUNCTION_WORDS = frozenset({"a", "an", "the", "is", "are", "am", "has", "have",
                              "with", "for", "their", "user", "user's", "s"})
 
 
+# The verb a rule words a taste with, which the user says in their own ("obsessed with baking sourdough"): the taste is
+# said in full by its value
+_TASTE_VERBS = frozenset(stem(word) for word in ("likes", "loves", "enjoys", "dislikes", "hates"))
+
+
 def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
     """One memory for one statement: where a general candidate kept outside a one-value slot says all that the
     one rule candidate beside it says and more ("Maria is married to Dave." beside the rule's "Maria is
@@ -1171,7 +1177,7 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
         words = content(fuller)
         said = [i for i, rule in enumerate(rules) if rule.episode_index == fuller.episode_index
                 and rule.subject == fuller.subject and rule.attribute and rule.kind == "semantic"
-                and all(_said(word, words) for word in content(rule))]
+                and all(_said(word, words) for word in content(rule) - _TASTE_VERBS)]
         if len(said) == 1 and said[0] not in worded:
             worded[said[0]] = fuller
     if not worded:
@@ -1346,7 +1352,7 @@ def _on_its_day(text: str, said_at: datetime, plan_ends: datetime) -> str:
     found = find_time(text, said_at, prefer_future=True)
     if found is None or found.period_end != plan_ends:
         return text
-    return text[: found.start] + calendar_words(found) + text[found.end :]
+    return text[: found.start] + calendar_words(found, text[: found.start]) + text[found.end :]
 
 
 _PLANNING = frozenset({"hoping", "planning", "thinking", "wanting", "intending", "aiming", "booked", "scheduled"})

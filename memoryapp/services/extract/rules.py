@@ -170,6 +170,11 @@ class _Conversation:
             for fact, subject in self._facts(clause, episode, index, conversational):
                 self._add(fact, subject, clause, index, episode, conversational)
             lead = None
+        if conversational and (renamed := new_name(sentence, self.name)) and not any(
+                c.attribute == "name" and c.episode_index == index and c.value == renamed for c in self.candidates):
+            # the name said in a change of name, wherever the clause puts it ("so it's Rohan Kapoor on the bio")
+            clause = _Clause.read(f"my name is {renamed}", episode.occurred_at, self.subject, self.name)
+            self._add(_Fact("name", renamed, relation="change"), self.subject, clause, index, episode, conversational)
 
     def _facts(self, clause: _Clause, episode: EpisodeInput, index: int,
                conversational: bool) -> list[tuple[_Fact, str]]:
@@ -260,6 +265,39 @@ class _Conversation:
         if subject.startswith(f"{self.subject}'s "):
             return f"{possessive(self.name)} {subject[len(self.subject) + 3 :]}"
         return subject
+
+
+# A change of the user's own name: "took my husband's surname", "back to my maiden name", "by deed poll", "my legal
+# name is ...", or a wedding beside "I'm ... now" / "it's ... now".
+_NAME_CHANGE = re.compile(
+    r"\b(?:(?:sur|last |family |maiden |married |legal |new )name|deed poll|name change|changed (?:my|our) names?"
+    r"|double[- ]barrel\w*|hyphenated)\b"
+    r"|\b(?:wedding|married|nikah)\b.*\b(?:I'm|I am|it's|it is)\s+(?-i:[A-Z])[\w'-]+\s+(?-i:[A-Z])[\w'-]+\s+now\b",
+    re.I)
+_FULL_NAME = re.compile(r"(?<![\w'])(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)(?:\s+(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)){1,2}"
+                        r"(?![\w'])")
+# What gives a name when no name of the user's is known yet to recognise the new one by
+_GIVES_A_NAME = re.compile(r"(?:\b(?:it's|it is|I'm|I am|name is|as|write|call me|now)|[,:])\s*$", re.I)
+# ...and what says a name was the user's: "my maiden name was Katherine Brennan", "born Laura Smith"
+_GIVES_A_FORMER_NAME = re.compile(r"\b(?:was|used to be|formerly|previously|née|nee|born|old name)\W*$", re.I)
+
+
+def new_name(sentence: str, current: str) -> str:
+    """The user's new name when `sentence` says they changed it (_NAME_CHANGE), else "": a full name that is
+    not `current` (how texts call the user now) but shares a word with it ("Katherine Doyle" -> "Katherine
+    Brennan", "Zhang Wei" -> "Kevin Zhang"); with no name known, one said where names are given ("so it's Rohan
+    Kapoor on the bio"). Another person's new name shares no word with the user's ("my sister is Anna Nowak now")."""
+    if not _NAME_CHANGE.search(sentence):
+        return ""
+    known = set() if current == THE_USER else {word.lower() for word in current.split()}
+    for found in _FULL_NAME.finditer(sentence):
+        words = {word.lower() for word in found[0].split()}
+        if (words & _NOT_SIGNED or found[0].lower() == current.lower()
+                or _GIVES_A_FORMER_NAME.search(sentence[: found.start()])):
+            continue
+        if (words & known) if known else _GIVES_A_NAME.search(sentence[: found.start()]):
+            return found[0]
+    return ""
 
 
 def _negation_of(previous: Candidate | None) -> list[tuple[_Fact, str]]:
@@ -488,7 +526,14 @@ def _name(match: re.Match, clause: _Clause) -> list[_Fact]:
     if _CALLED_NOT_A_NAME.match(match["value"]):
         return []
     value = normalize_value("name", match["value"], clause.occurred_at)
+    if value and (there := _CALLED_THERE.match(match[0])):
+        # "I go by Sam at work", "people call me Bea online": what they are called there, beside their name
+        return [_Fact("nickname", value, template=f"{{who}} goes by {{value}} {there['where'].strip()}.")]
     return [_Fact("name", value)] if value else []
+
+
+_CALLED_THERE = re.compile(r"(?:I go by|people call me)\s+\S+(?:\s+(?-i:[A-Z])\S*)?\s+(?P<where>(?:at|with|to|among|online"
+                           r"|on|in|around)\b[^,.;!?]*)", re.I)
 
 
 def _greeting_name(match: re.Match, clause: _Clause) -> list[_Fact]:

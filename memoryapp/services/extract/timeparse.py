@@ -122,14 +122,20 @@ def find_time(text: str, reference: datetime, *, prefer_future: bool = False) ->
             when = resolve(match, reference, prefer_future)
             if when is None:
                 continue
-            if best is None or match.start() < best.start:
-                best = TimeMatch(match.start(), match.end(), when, period if isinstance(period, str) else period(match))
+            # a pattern that reads words around the time says which are the time's own ("moved to |Wednesday|")
+            span = "said" if "said" in pattern.groupindex else 0
+            if best is None or match.start(span) < best.start:
+                best = TimeMatch(match.start(span), match.end(span), when,
+                                 period if isinstance(period, str) else period(match))
             break
     return best
 
 
-def calendar_words(found: TimeMatch) -> str:
-    """ "on Friday 14 March 2025", "in April 2025", "in the week of 17 March 2025", "in 2025"."""
+def calendar_words(found: TimeMatch, before: str = "") -> str:
+    """ "on Friday 14 March 2025", "in April 2025", "in the week of 17 March 2025", "in 2025"; after a preposition
+    (`before`, the text up to the time) without their own: "since Tuesday 17 June 2025", "moved to Friday ..."."""
+    if _PREPOSITION_BEFORE.search(before):
+        return calendar_words(found).split(" ", 1)[1]
     when = found.when
     if found.period == "year":
         return f"in {when:%Y}"
@@ -153,7 +159,7 @@ _STRETCH = re.compile(r"(?:for|since)\b", re.I)
 _AGO_UNIT = re.compile(rf"{_UNIT}\s+ago\b", re.I)
 # Where the date takes no "on" or "in" of its own: after a preposition ("since yesterday"), or as what the
 # sentence is about ("Tomorrow is the user's birthday").
-_PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of)\s+$", re.I)
+_PREPOSITION_BEFORE = re.compile(r"\b(?:since|until|till|from|by|before|after|of|to)\s+$", re.I)
 _VERB_AFTER = re.compile(r"\s+(?:is|was|will|'s)\b", re.I)
 # ...or after a verb whose object the time is ("spent last year in Peru").
 _TIME_AS_OBJECT = re.compile(r"\b(?:spent|spend|spends|spending)\s+$", re.I)
@@ -179,11 +185,9 @@ def with_dates_named(text: str, reference: datetime) -> str:
                                 end=found.end)
             if unit := _AGO_UNIT.search(said):  # "two years ago" names a year, not a day
                 found = replace(found, period=unit["unit"].lower())
-            words = calendar_words(found)
-            if _PREPOSITION_BEFORE.search(before) or _TIME_AS_OBJECT.search(before) or (
-                not (named or before.strip()) and _VERB_AFTER.match(rest, found.end)
-            ):
-                words = words.split(" ", 1)[1]  # "since Tuesday 17 June 2025", "Thursday 19 June 2025 is ..."
+            words = calendar_words(found, before)
+            if _TIME_AS_OBJECT.search(before) or (not (named or before.strip()) and _VERB_AFTER.match(rest, found.end)):
+                words = calendar_words(found).split(" ", 1)[1]  # "spent 2024 in Peru", "Thursday 19 June 2025 is ..."
         named.append(before + words)
         rest = rest[found.end :]
     return "".join(named) + rest
@@ -240,6 +244,11 @@ def _this_weekday(match: re.Match, reference: datetime, prefer_future: bool) -> 
     if prefer_future:
         return _start_of_day(reference) + timedelta(days=(target - reference.weekday()) % 7)
     return _start_of_day(reference) - timedelta(days=(reference.weekday() - target) % 7)
+
+
+def _moved_to_weekday(match: re.Match, reference: datetime, prefer_future: bool) -> datetime:
+    """ "moved to Wednesday", "pushed back till Friday": the coming one, however the rest is told."""
+    return _this_weekday(match, reference, prefer_future=True)
 
 
 def _weekend(match: re.Match, reference: datetime, prefer_future: bool) -> datetime:
@@ -330,6 +339,9 @@ _EXPRESSIONS: list[tuple[re.Pattern, Resolver, Period]] = [
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", re.I), _date, "day"),
     (re.compile(rf"\bon\s+the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)\b{_NOT_A_DAY}", re.I), _day_of_month, "day"),
     (re.compile(rf"\b(?:on|this|this\s+coming|coming)\s+{_WEEKDAY}\b", re.I), _this_weekday, "day"),
+    # what was put to another day is put ahead (not "Monday to Friday", a span)
+    (re.compile(r"\b(?:moved|changed|pushed|brought|postponed|rescheduled|put|bumped|shifted)(?:\s+(?:it|back|forward"
+                rf"|off|over)){{0,2}}\s+(?:to|till|until)\s+(?P<said>{_WEEKDAY})\b", re.I), _moved_to_weekday, "day"),
     (re.compile(rf"\b(?:since|in|from|during|by|until|last|this|next)\s+{_MONTH}(?:\s+{_YEAR})?\b", re.I), _month,
      "month"),
     (re.compile(rf"\b(?:since|in|from|during|by|until|of)\s+{_YEAR}\b", re.I), _year, "year"),
