@@ -145,7 +145,7 @@ def test_an_appointment_is_no_value_of_the_job_it_sounds_like(acme):
 @pytest.mark.parametrize("moved", ["The GP appointment got moved to Monday.",
                                    "the surgery rang, my GP appointment has been pushed back to monday"])
 def test_an_appointment_moved_to_another_day_holds_until_that_day(acme, moved):
-    """"moved to Monday" names the coming Monday: before, the moved appointment was kept undated and current for ever."""
+    """"moved to Monday" names the coming Monday: before, the moved appointment was undated and current for ever."""
     sam = make_user(acme, "sam")
     tell(sam, "I have a GP appointment on Friday.", "2025-03-05T10:00")
     episode = tell(sam, moved, "2025-03-05T12:00")

@@ -274,8 +274,8 @@ _NAME_CHANGE = re.compile(
     r"|double[- ]barrel\w*|hyphenated)\b"
     r"|\b(?:wedding|married|nikah)\b.*\b(?:I'm|I am|it's|it is)\s+(?-i:[A-Z])[\w'-]+\s+(?-i:[A-Z])[\w'-]+\s+now\b",
     re.I)
-_FULL_NAME = re.compile(r"(?<![\w'])(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)(?:\s+(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)){1,2}"
-                        r"(?![\w'])")
+_NAME_WORD = r"(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)"  # "Ayşe", "Sharma-Rao"
+_FULL_NAME = re.compile(rf"(?<![\w']){_NAME_WORD}(?:\s+{_NAME_WORD}){{1,2}}(?![\w'])")
 # What gives a name when no name of the user's is known yet to recognise the new one by
 _GIVES_A_NAME = re.compile(r"(?:\b(?:it's|it is|I'm|I am|name is|as|write|call me|now)|[,:])\s*$", re.I)
 # ...and what says a name was the user's: "my maiden name was Katherine Brennan", "born Laura Smith"
@@ -532,8 +532,8 @@ def _name(match: re.Match, clause: _Clause) -> list[_Fact]:
     return [_Fact("name", value)] if value else []
 
 
-_CALLED_THERE = re.compile(r"(?:I go by|people call me)\s+\S+(?:\s+(?-i:[A-Z])\S*)?\s+(?P<where>(?:at|with|to|among|online"
-                           r"|on|in|around)\b[^,.;!?]*)", re.I)
+_CALLED_THERE = re.compile(r"(?:I go by|people call me)\s+\S+(?:\s+(?-i:[A-Z])\S*)?"
+                           r"\s+(?P<where>(?:at|with|to|among|online|on|in|around)\b[^,.;!?]*)", re.I)
 
 
 def _greeting_name(match: re.Match, clause: _Clause) -> list[_Fact]:
