@@ -957,7 +957,8 @@ _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowad
 _NONE_OF_A_KIND = (r"\m(never|no longer)\M"
                    r"|\m(no|not|n't|dont|don't|doesn't|haven't|hasn't)\M.*\m(any|a|an|really|ever|at all)\M")
 _SPEAKS_OF_A_NAME = re.compile(r"\b(?:names?|named|called|calls|surname|maiden|goes by|go by|going by)\b", re.I)
-_A_FORMER_NAME = re.compile(r"\b(?:maiden|former|old|previous|birth) (?:sur|last )?name (?:was|is)\b|\bn[ée]e\b", re.I)
+_NO_NEW_NAME = re.compile(r"\b(?:maiden|former|old|previous|birth) (?:sur|last )?name (?:was|is)\b|\bn[ée]e\b"
+                          r"|\bkept (?:my|our|their|his|her) (?:own )?(?:sur|last |maiden )?names?\b", re.I)
 _NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn't|aren't|can't|won't)\b|n't\b", re.I)
 _PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
 
@@ -986,8 +987,8 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, h
         return
     if says_one_more(draft.text):
         return  # "The user has also cut out dairy.", "...got into sci-fi too": one more value, none replaced
-    if _A_FORMER_NAME.search(draft.text):
-        return  # "The user's maiden name was Brennan." says what they were called, not what they are
+    if _NO_NEW_NAME.search(draft.text):
+        return  # "The user's maiden name was Brennan.", "...kept their own surname": no name changed
     said_now = [episode.id for episode in draft.sources]
     held = _held_when_said(draft, said_at, new_id).filter(kind=Memory.Kind.SEMANTIC)
     # news of someone leaves their name as it was ("Niamh's left teaching!"), unless it speaks of a name

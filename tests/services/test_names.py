@@ -229,7 +229,10 @@ def test_a_name_said_in_a_change_of_name_is_the_users_name_from_then_on(acme, ol
 @pytest.mark.django_db
 @pytest.mark.parametrize("said", ["My sister took her husband's surname, she's Anna Kowalski now.",
                                   "My maiden name was Katherine Brennan, before I married.",
-                                  "My husband's surname is Kowalski, we live in New York."])
+                                  "My husband's surname is Kowalski, we live in New York.",
+                                  "My husband Alan took my surname, he's Alan Doyle now.",
+                                  "Back from the wedding of my friend Katherine Shaw, it's Katherine Hughes now!",
+                                  "I got married in May but kept my own surname, I'm still Katherine Doyle."])
 def test_a_former_name_or_someone_elses_new_name_leaves_the_users_name(acme, said):
     user = make_user(acme, "usr_4c1d8a22")
     tell(user, "I'm Katherine Doyle.", "2025-03-01", "name", session="first")

@@ -278,24 +278,34 @@ _NAME_WORD = r"(?-i:[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)"  # "Ayşe", "Sharma-Rao
 _FULL_NAME = re.compile(rf"(?<![\w']){_NAME_WORD}(?:\s+{_NAME_WORD}){{1,2}}(?![\w'])")
 # What gives a name when no name of the user's is known yet to recognise the new one by
 _GIVES_A_NAME = re.compile(r"(?:\b(?:it's|it is|I'm|I am|name is|as|write|call me|now)|[,:])\s*$", re.I)
-# ...and what says a name was the user's: "my maiden name was Katherine Brennan", "born Laura Smith"
-_GIVES_A_FORMER_NAME = re.compile(r"\b(?:was|used to be|formerly|previously|née|nee|born|old name)\W*$", re.I)
+# ...and what says a name was the user's, or is still theirs, or is someone else's: "my maiden name was Katherine
+# Brennan", "I'm still Jo Price", "she's Grace Okoro now", "my friend Katherine Shaw"
+_NOT_A_NEW_NAME = re.compile(r"\b(?:was|used to be|formerly|previously|née|nee|born|old name|still"
+                             r"|(?:she|he|they)(?:'s|'re| is| are)|(?:her|his|their) (?:\w+ )?name(?:'s| is))\W*$"
+                             r"|\b(?:my|our|his|her|their|your)\s+(?:[\w-]+\s+)?(?!(?:sur)?name\b|is\b|was\b)[a-z][\w-]*\s*$",
+                             re.I)
 
 
 def new_name(sentence: str, current: str) -> str:
     """The user's new name when `sentence` says they changed it (_NAME_CHANGE), else "": a full name that is
     not `current` (how texts call the user now) but shares a word with it ("Katherine Doyle" -> "Katherine
     Brennan", "Zhang Wei" -> "Kevin Zhang"); with no name known, one said where names are given ("so it's Rohan
-    Kapoor on the bio"). Another person's new name shares no word with the user's ("my sister is Anna Nowak now")."""
+    Kapoor on the bio"). Another person's new name shares no word with the user's ("my sister is Anna Nowak now"),
+    and one said after their old one is theirs ("my friend Sarah Collins, it's Sarah Hughes now")."""
     if not _NAME_CHANGE.search(sentence):
         return ""
     known = set() if current == THE_USER else {word.lower() for word in current.split()}
+    others = set()  # the first names of the other people the sentence names
     for found in _FULL_NAME.finditer(sentence):
-        words = {word.lower() for word in found[0].split()}
-        if (words & _NOT_SIGNED or found[0].lower() == current.lower()
-                or _GIVES_A_FORMER_NAME.search(sentence[: found.start()])):
+        words, first = {word.lower() for word in found[0].split()}, found[0].split()[0].lower()
+        before = sentence[: found.start()]
+        if words & _NOT_SIGNED or found[0].lower() == current.lower():
             continue
-        if (words & known) if known else _GIVES_A_NAME.search(sentence[: found.start()]):
+        if (_NOT_A_NEW_NAME.search(before) or first in others
+                or (first not in known and re.search(rf"\b{re.escape(found[0].split()[0])}\b", before))):
+            others.add(first)  # "My wife Grace took my surname, ... Grace Okoro"
+            continue
+        if (words & known) if known else _GIVES_A_NAME.search(before):
             return found[0]
     return ""
 
