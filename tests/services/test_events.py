@@ -161,6 +161,9 @@ def test_an_appointment_moved_to_another_day_holds_until_that_day(acme, moved):
     ("My GP appointment at the Lister surgery is next Monday.", end_of(2025, 3, 10), "Monday 10 March 2025"),
     ("Flying to Dublin tomorrow for work", end_of(2025, 3, 6), "Thursday 6 March 2025"),
     ("had a scan on the 3rd, all clear", None, None),  # told as past: the last 3rd, over already
+    # an appointment the family model files under health, and one going on since a month (not the next January)
+    ("I'm seeing a dermatologist next week about my eczema.", end_of(2025, 3, 16), "week of 10 March 2025"),
+    ("I've been seeing a physio for my back since January.", None, "since January"),
 ])
 def test_a_plan_no_rule_reads_ends_on_its_day_too(acme, message, ends, day_named):
     """Plans and appointments said in words the rules do not read (no "I", the place before "is") are still kept

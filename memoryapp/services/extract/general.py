@@ -1330,14 +1330,20 @@ def _dated_from(piece: str, own: list[Candidate]) -> Candidate | None:
 # The families of what is for a day still to come, which a piece no rule read may tell ("got a physio appointment on
 # tuesday", "my GP appointment at the Lister surgery is next Monday")...
 _PLANS = frozenset({"appointments", "plans", "travel"})
+# ...or of whatever family the model hears, an appointment in its own words ("seeing a dermatologist next week about
+# my eczema" reads as health)
+_AN_APPOINTMENT = re.compile(r"\b(?:appointments?|appt|check-?up|consultation|seeing (?:a|an|the|my|our) \w+"
+                             r"(?:ist|ian|or|er|GP|nurse|physio|surgeon|consultant|midwife))\b", re.I)
 # ...unless it is told as past, where a weekday or a date alone is the last one ("had a scan on the 3rd")
+# ...or as going on since then ("I've been seeing a physio since January")
+_ONGOING = re.compile(r"\bsince\b|\bbeen \w+ing\b", re.I)
 _TOLD_AS_PAST = re.compile(r"\b(?:had|went|was|were|did|saw|attended|got back|came back|yesterday|last|ago)\b", re.I)
 
 
 def _plan_ends(piece: str, said_at: datetime) -> datetime | None:
     """When the plan or appointment a piece tells is over, when it names a day (week, month) still to come."""
     ahead = find_time(piece, said_at, prefer_future=True)
-    if ahead is None or ahead.period_end <= said_at:
+    if ahead is None or ahead.period_end <= said_at or _ONGOING.search(piece[: ahead.end]):
         return None
     behind = find_time(piece, said_at)
     if behind is not None and behind.when != ahead.when and _TOLD_AS_PAST.search(piece):
@@ -1497,7 +1503,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             # services.apply files news of a death where what it ends was, the slot of the one who died
             attribute = ""
         dated = _dated_from(piece, own)
-        plan_ends = dated.valid_to if dated else _plan_ends(said, episode.occurred_at) if kind in _PLANS else None
+        plan_ends = (dated.valid_to if dated else _plan_ends(said, episode.occurred_at)
+                     if kind in _PLANS or _AN_APPOINTMENT.search(said) else None)
         if plan_ends and single:
             attribute = ""  # "a consultant appointment at the Royal Free on the 3rd": a day's event, no job
         if attribute and single and (about, attribute) in filled:
