@@ -147,3 +147,12 @@ def test_a_relative_moving_out_of_their_own_place_is_still_their_news(acme):
     user = make_user(acme, "ines")
     tell(user, "My sister moved out of her flat in Leeds and into a house in York.", "2025-02-01", "s")
     assert not Memory.objects.filter(user=user, subject="ines", attribute="home_life").exists()
+
+
+@pytest.mark.parametrize("first_days", ["Survived my first day at KPMG!",
+                                        "first week at KPMG done, the canteen is so much better"])
+def test_the_first_days_at_a_new_employer_end_the_old_one(acme, first_days):
+    """The family model hears a job in "my first day at KPMG"; it is where the user works now."""
+    texts = told_in_turn(make_user(acme, "dana"), "I work at Deloitte as an auditor.", first_days)
+    assert not holds(texts, "Deloitte"), texts
+    assert holds(texts, "KPMG"), texts

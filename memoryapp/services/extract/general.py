@@ -75,6 +75,8 @@ _PARTNER_WORDS = re.compile(r"\b(?:partner|wife|husband|hubby|wifey|spouse|boyfr
                             r"|together|relationship|single|divorced?|separated|widow(?:ed|er)?|ex|couple|love|split|splitting"
                             r"|broke up|break up|breaking up|breakup|been with|moved in)\b", re.I)
 _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
+_FIRST_DAYS_AT = re.compile(r"\bfirst (?:day|week|month|shift|fortnight)s?\b[^.,;!?]*?\b(?:at|with|for)\s+(?-i:[A-Z])",
+                            re.I)
 _ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|side (?:job|gig|hustle)"
                           r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
 SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
@@ -1494,6 +1496,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I'm Mia, I'm a pharmacist in Leeds" tells of no partner, whatever the classifier heard
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
+        if attribute in _WORK_SLOTS and _FIRST_DAYS_AT.search(said):
+            attribute = "employer"  # "survived my first day at KPMG": where they work now, whatever the job
         if attribute == "city" and a_stay(piece, for_a_day=True):
             attribute = ""  # "in Berlin right now for a conference": a stay, beside the home
         if attribute == "commute" and _ONE_TRIP.search(piece):
