@@ -1027,6 +1027,10 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, h
                             who, clear_gap_suffices=not faint, kind_floor=FAINT_KIND_FLOOR if faint else 0.0)
     if old is None or _relatives_name_said(old, draft) or _name_of_someone_not_spoken_of(old, draft):
         return
+    if old.subject != draft.subject and not _names_someone_of_theirs(draft.text, who):
+        # the user's own news ends none of their people's values: "crochet is my new thing" and "my roommate Dev is a
+        # chef" (the family model heard a job in both). Nothing ends: the next likeliest was measured against it.
+        return
     reason = "changed: the user said something new about it"
     with_old = written_beside(old, said_now)
     for memory in dict.fromkeys([old, *restatements(old, with_old, draft), *_said_alike(old, draft.text, with_old)]):
@@ -1239,8 +1243,21 @@ def _about_someone_else(candidates: list[Memory], draft: MemoryDraft, who: str) 
     return {id for id, names in named.items() if (names - said) & people and not names & said}
 
 
+def _names_someone_of_theirs(text: str, who: str) -> bool:
+    """Whether a memory's text may speak of someone or something of the user's other than the user: by a
+    capitalised word not of the user's name (a place too, to be safe: "Callum's out of the navy"), a word for them
+    ("son", "roommate", "dog") or a pronoun ("he", "her")."""
+    own = {word.lower() for word in _WORD.findall(who)} | {"the"}
+    return (any(word.lower() not in own for word in _PERSON_NAME.findall(text))
+            or bool(_SOMEONE_OF_THEIRS.search(text)))
+
+
 _PEOPLE_WORDS = "|".join(sorted({*RELATIVES, *FAMILY_MEMBERS, "friend", "roommate", "flatmate", "housemate", "boss",
                                  "manager", "colleague", "coworker", "neighbour", "neighbor"}, key=len, reverse=True))
+
+
+_SOMEONE_OF_THEIRS = re.compile(rf"\b(?:{_PEOPLE_WORDS}|{alternatives(PETS)}|he|she|him|her|his|hers|kids?|children"
+                                rf"|baby|babies|family|household)\b", re.I)
 
 
 def _kind_said_again(current, draft: MemoryDraft) -> Memory | None:

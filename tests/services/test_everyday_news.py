@@ -156,3 +156,16 @@ def test_the_first_days_at_a_new_employer_end_the_old_one(acme, first_days):
     texts = told_in_turn(make_user(acme, "dana"), "I work at Deloitte as an auditor.", first_days)
     assert not holds(texts, "Deloitte"), texts
     assert holds(texts, "KPMG"), texts
+
+
+def test_the_users_own_news_ends_none_of_their_peoples_values(acme):
+    """"crochet is my new thing" was heard as a job and ended "my roommate Dev is a chef" (p 0.88): news that speaks
+    of no one but the user leaves their people's memories, and still ends the user's own."""
+    user = make_user(acme, "noor")
+    tell(user, "btw we have a hot tub in the backyard lol best decision ever", "2025-01-20", "first")
+    tell(user, "my roommate Dev is a chef so i eat really well ngl", "2025-01-21", "first")
+    texts = told_in_turn(user, "I'm obsessed with baking sourdough, my starter's name is Clint Yeastwood",
+                         "gave up on sourdough, too much babysitting. crochet is my new thing")
+    assert holds(texts, "Dev", "chef"), texts
+    assert holds(texts, "crochet"), texts
+    assert not holds(texts, "obsessed", "sourdough"), texts
