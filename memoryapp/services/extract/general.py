@@ -1334,12 +1334,13 @@ def _dated_from(piece: str, own: list[Candidate]) -> Candidate | None:
 _PLANS = frozenset({"appointments", "plans", "travel"})
 # ...or of whatever family the model hears, an appointment in its own words ("seeing a dermatologist next week about
 # my eczema" reads as health)
-_AN_APPOINTMENT = re.compile(r"\b(?:appointments?|appt|check-?up|consultation|seeing (?:a|an|the|my|our) \w+"
-                             r"(?:ist|ian|or|er|GP|nurse|physio|surgeon|consultant|midwife))\b", re.I)
+_AN_APPOINTMENT = re.compile(r"\b(?:appointments?|appt|check-?up|consultation|seeing (?:a|an|the|my|our) (?:\w+ist"
+                             r"|\w+ician|doctor|GP|nurse|physio|surgeon|consultant|midwife|counsell?or|optician|vet))\b",
+                             re.I)
 # ...unless it is told as past, where a weekday or a date alone is the last one ("had a scan on the 3rd")
+_TOLD_AS_PAST = re.compile(r"\b(?:had|went|was|were|did|saw|attended|got back|came back|yesterday|last|ago)\b", re.I)
 # ...or as going on since then ("I've been seeing a physio since January")
 _ONGOING = re.compile(r"\bsince\b|\bbeen \w+ing\b", re.I)
-_TOLD_AS_PAST = re.compile(r"\b(?:had|went|was|were|did|saw|attended|got back|came back|yesterday|last|ago)\b", re.I)
 
 
 def _plan_ends(piece: str, said_at: datetime) -> datetime | None:
