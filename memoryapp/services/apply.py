@@ -1146,7 +1146,7 @@ def _named_as_whose(draft: MemoryDraft, old: Memory, who: str) -> str:
     "The user's daughter Holly turned 16 on Saturday." (not when the old memory names someone: another person)."""
     relation = old.subject.partition("'s ")[2] if old.subject.startswith(f"{draft.subject}'s ") else ""
     name = someone_named_first(draft.text, who)
-    if not relation or name is None or set(_PERSON_NAME.findall(old.text)) - {"The", *_WORD.findall(who)}:
+    if not relation or name is None or _names_besides_the_user(old.text, who):
         return draft.text
     return f"{sentence(possessive(who))} {relation} {draft.text}"
 
@@ -1247,9 +1247,13 @@ def _names_someone_of_theirs(text: str, who: str) -> bool:
     """Whether a memory's text may speak of someone or something of the user's other than the user: by a
     capitalised word not of the user's name (a place too, to be safe: "Callum's out of the navy"), a word for them
     ("son", "roommate", "dog") or a pronoun ("he", "her")."""
-    own = {word.lower() for word in _WORD.findall(who)} | {"the"}
-    return (any(word.lower() not in own for word in _PERSON_NAME.findall(text))
-            or bool(_SOMEONE_OF_THEIRS.search(text)))
+    return bool(_names_besides_the_user(text, who) or _SOMEONE_OF_THEIRS.search(text))
+
+
+def _names_besides_the_user(text: str, who: str) -> set[str]:
+    """The capitalised words of a memory's text other than "The" and the user's name (`who`): people, pets, places."""
+    own = {"the", *(word.lower() for word in _WORD.findall(who))}
+    return {word for word in _PERSON_NAME.findall(text) if word.lower() not in own}
 
 
 _PEOPLE_WORDS = "|".join(sorted({*RELATIVES, *FAMILY_MEMBERS, "friend", "roommate", "flatmate", "housemate", "boss",

@@ -297,12 +297,13 @@ def new_name(sentence: str, current: str) -> str:
     known = set() if current == THE_USER else {word.lower() for word in current.split()}
     others = set()  # the first names of the other people the sentence names
     for found in _FULL_NAME.finditer(sentence):
-        words, first = {word.lower() for word in found[0].split()}, found[0].split()[0].lower()
+        said = found[0].split()
+        words, first = {word.lower() for word in said}, said[0].lower()
         before = sentence[: found.start()]
         if words & _NOT_SIGNED or found[0].lower() == current.lower():
             continue
         if (_NOT_A_NEW_NAME.search(before) or first in others
-                or (first not in known and re.search(rf"\b{re.escape(found[0].split()[0])}\b", before))):
+                or (first not in known and re.search(rf"\b{re.escape(said[0])}\b", before))):
             others.add(first)  # "My wife Grace took my surname, ... Grace Okoro"
             continue
         if (words & known) if known else _GIVES_A_NAME.search(before):
