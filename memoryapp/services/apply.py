@@ -25,7 +25,9 @@ from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, says_one_more, single_valued
 from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
 from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, sentence, stem
-from memoryapp.services.extract.lexicon import BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, PETS, RELATIVES, alternatives
+from memoryapp.services.extract.lexicon import (
+    BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, NAME_LETTERS, PETS, RELATIVES, alternatives,
+)
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
 from memoryapp.services.locks import once_per_transaction, user_lock
@@ -960,7 +962,7 @@ _SPEAKS_OF_A_NAME = re.compile(r"\b(?:names?|named|called|calls|surname|maiden|g
 _NO_NEW_NAME = re.compile(r"\b(?:maiden|former|old|previous|birth) (?:sur|last )?name (?:was|is)\b|\bn[ée]e\b"
                           r"|\bkept (?:my|our|their|his|her) (?:own )?(?:sur|last |maiden )?names?\b", re.I)
 _NEGATION = re.compile(r"\b(?:never|no|not|don't|dont|doesn't|haven't|hasn't|isn't|aren't|can't|won't)\b|n't\b", re.I)
-_PERSON_NAME = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\b")
+_PERSON_NAME = re.compile(rf"\b(?-i:[A-Z][{NAME_LETTERS}]{{2,}})\b")
 
 
 def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, heard: float, said_at: datetime,
@@ -1349,7 +1351,7 @@ def _people_named_in(text: str, who: str) -> set[str]:
 
 
 _NAME_OF_SOMEONE = re.compile(r"(?<!\bat )(?<!\bin )(?<!\bto )(?<!\bfrom )(?<!\bfor )(?<!\bnear )(?<!\binto )"
-                              r"(?<!\bon )(?<!\bof )(?<!\bby )(?<=\s)((?-i:[A-Z])[a-z]{2,})\b")
+                              rf"(?<!\bon )(?<!\bof )(?<!\bby )(?<=\s)((?-i:[A-Z])[{NAME_LETTERS}]{{2,}})\b")
 
 
 def _names_beside_subject(text: str) -> set[str]:

@@ -251,3 +251,20 @@ def test_a_name_used_in_one_place_is_a_nickname_beside_the_name(acme, called, te
     assert tell(user, called, "2025-03-02", "nickname", session="first").text == text
     assert "The user's name is Samantha Reid." in current_texts(user)
     assert tell(user, "I live in Leeds.", "2025-03-03", "city").text == "Samantha Reid lives in Leeds."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("relative", "name"), [("daughter", "Chloé"), ("son", "José"), ("sister", "Zoë"),
+                                                 ("wife", "Ayşe")])
+def test_a_name_with_accents_names_the_person_and_their_news(acme, relative, name):
+    """Names were read as a capital and plain small letters: "my daughter Chloé" wrote no name of her, and news
+    of Chloé by her name alone was no one's, so what it changed stayed current."""
+    user = make_user(acme, "usr_7a3c5e44")
+    allergy = tell(user, f"my {relative} {name} is allergic to peanuts", "2025-03-01", "allergy", session="first")
+    assert f"The user's {relative}'s name is {name}." in current_texts(user)
+    episode = say(user, f"{name} passed the oral challenge at the hospital!! ate a whole peanut butter sandwich and "
+                        "nothing happened", when="2025-07-01", session="second")
+    episodes_extract(episode_ids=[episode.id], actor=ActorRef.for_job("test"))
+    current = current_texts(user)
+    assert allergy.text not in current
+    assert f"The user's {relative} {name} passed the oral challenge at the hospital." in current, current

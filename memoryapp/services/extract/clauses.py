@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Self
 
 from .grammar import possessive
-from .lexicon import ABBREVIATIONS, GERUND_BASES, RELATIVES, alternatives, relative_key
+from .lexicon import ABBREVIATIONS, GERUND_BASES, NAME_LETTERS, RELATIVES, alternatives, relative_key
 from .timeparse import TimeMatch, find_time
 
 # "D.C.", "U.S.", "a.m.": letters each followed by a period. A sentence seldom ends on one, and then the next
@@ -144,7 +144,7 @@ _MARKERS = {
 _RELATIVE = re.compile(
     # "Grandma turned 100", "Dad retired": a relative's word opening the clause with a capital is theirs.
     rf"(?:my |(?=(?-i:[A-Z])))(?P<relative>{alternatives(RELATIVES)})"
-    r"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][a-z]+)))?"
+    rf"(?:(?P<possessive>'s)|(?: (?P<name>(?-i:[A-Z][{NAME_LETTERS}]+)))?"
     r"(?= (?:no longer |never |just |finally )?(?:is|has|does|was|\w+s|\w+ed|hit|got|went|left|quit|lost|won|sold"
     r"|bought|took|became|began|broke|split|fell|came|gave|had|made|ran|sat)\b)) (?P<rest>.+)",
     re.I,

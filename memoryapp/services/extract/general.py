@@ -30,6 +30,7 @@ from .lexicon import (
     HEALTH_ADJECTIVES,
     JOB_WORDS,
     LANGUAGES,
+    NAME_LETTERS,
     NATIONALITIES,
     PETS,
     RELATIONSHIP_STATUSES,
@@ -1774,7 +1775,7 @@ _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|us)\b", 
 _PAST_WORDS = "|".join(sorted(_PAST))
 _BEFORE_THE_VERB = r"(?:(?:now|just|also|still|finally|recently|already|then)\s+)*"  # "Marco just got"
 # A name of one word and its verb, in the case memory texts are written in: "Marco got", "Eli turned", "Ana's".
-_NAMED_DOER = re.compile(rf"([A-Z][a-z]+)(?:'s\s|\s+{_BEFORE_THE_VERB}"
+_NAMED_DOER = re.compile(rf"([A-Z][{NAME_LETTERS}]+)(?:'s\s|\s+{_BEFORE_THE_VERB}"
                          rf"(?:is|was|has|had|and|[a-z]+s|[a-z]+ed|{_PAST_WORDS})\b)")
 # "Aisha moved", "Marco got a job", "she needs", "his name is Milo" (not the user's name).
 _SOMEONE_ELSE = re.compile(rf"(?-i:[A-Z])[\w-]+\s+{_BEFORE_THE_VERB}"

@@ -667,6 +667,11 @@ POINTER_WORDS = frozenset(
 )
 
 
+# The small letters a name goes on with after its capital, accented ones too: "Chloé", "Zoë", "Ayşe", "Søren" (Latin-1
+# and Latin Extended-A; the latter mixes capitals in, which no name's second letter is).
+NAME_LETTERS = "a-zß-öø-ÿ\u0100-\u017f"
+
+
 def alternatives(words) -> str:
     # one regex alternation, longest first: "best friend" is tried before "friend"
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
