@@ -23,7 +23,7 @@ import numpy as np
 
 from . import classifier
 from .base import Candidate, EpisodeInput, single_valued
-from .clauses import ASIDE_TAIL, split_sentences
+from .clauses import ASIDE_TAIL, split_clauses, split_sentences
 from .grammar import article, possessive, sentence, stem
 from .lexicon import (
     DIET_ALIASES,
@@ -117,15 +117,15 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
                 r"|(?:are|were) (?:done|over)(?= *(?:[,.;!?]|$))")
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 # ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
-_DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
+DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
           r"|put (?:\w+ ){1,2}down(?=\s+(?:in|on|last|this|yesterday|today|and|after|because)\b|\s*[,.;!]|\s*$)"
           r"|put (?:\w+ ){1,2}to sleep(?=.*\b(?:vet|had to|old|sick|ill)\b)|rainbow bridge")
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
                      rf"|just|as of|anymore|hit|promoted|graduated|transferred|outgr[eo]wn?|handed in"
-                     rf"|since|{_DEATH})\b", re.I)
-_REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{_DEATH})\b", re.I)
+                     rf"|since|{DEATH})\b", re.I)
+_REPLACES = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|{DEATH})\b", re.I)
 _STRONG_CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|turned|became|joined|graduated|promoted|transferred|upgraded"
-                            rf"|{_DEATH})\b",
+                            rf"|{DEATH})\b",
                             re.I)
 # Something other than the speaker, as it was: "being vegan was too hard", "Lisbon was too expensive" (not "Ada
 # was born", "he was promoted": news).
@@ -225,7 +225,7 @@ _ONE_OF_THEIRS = rf"(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATI
 # ...and, lost, by who they were or by a name alone.
 _SOMEONE_LOST = rf"(?:{_ONE_OF_THEIRS}(?![\w'-])|(?-i:[A-Z])[\w'-]+(?![\w'-])(?<!'s))"
 # ...lost for good, not for a while ("lost Bella in the shop for five minutes", "lost Max at the park, found him")
-_NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twenty )?(?:minutes?|mins?|seconds?"
+NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twenty )?(?:minutes?|mins?|seconds?"
                     r"|hours?|bit|while|moment)|found (?:him|her|them|it)|turned up|came back|showed up)\b)")
 # The death of one of the user's people or animals, told by name or by who they were ("Biscuit passed away
 # peacefully this morning", "Grandad died in his sleep", "our old cat Tiger died"): news that holds for good, which
@@ -236,11 +236,11 @@ _SOMEONES_DEATH = re.compile(
     r"^(?![^?]*\?)"
     rf"(?:{_ONE_OF_THEIRS}\b(?:\s+(?-i:[A-Z])[\w'-]+)?"
     r"|(?!(?:i|it|this|that|he|she|they|we)\b)(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)"
-    rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{_DEATH})"
+    rf"\s+(?:(?:has|had|just|sadly|finally|recently|peacefully)\s+)*(?:{DEATH})"
     # ...or as the bereaved say it: "sadly we lost Salt last week", "I lost my nan in March" (not "lost my nan's
     # ring", "we lost to Arsenal", "lost my keys")
     r"|^(?![^?]*\?)(?:\W*(?:sadly|so|well|unfortunately|tragically|and|but)\b)*\W*(?:i|we)(?:'ve|\s+have|\s+had)?\s+"
-    rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{_NOT_FOR_A_WHILE}"
+    rf"(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+{_SOMEONE_LOST}{NOT_FOR_A_WHILE}"
     # ...or as a farewell: "RIP Mochi, 2009-2025", "rest in peace my lovely nan"
     rf"|^\W*(?:rip|r\.i\.p\.?|rest in peace)\s+{_SOMEONE_LOST}", re.I)
 # The end of an illness or a treatment, told as its news ("Dad got the all clear today!", "Got the all clear from the
@@ -340,7 +340,7 @@ _ENDED = (
     re.compile(r"\b(?:i|me)\s+and\s+(?P<old>(?-i:[A-Z])[\w'-]+)\s+"
                rf"(?:broke up|split up|split|separated|divorced|{_FELL_OUT})\b", re.I),
     re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so)\s+)(?P<old>(?-i:[A-Z])[\w'-]+|the\s+[\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
-               rf"(?:moved out|{_DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
+               rf"(?:moved out|{DEATH}|passed on|is gone|was gone|has gone|left us|retired)\b", re.I),
     # "I haven't baked in ages", "haven't been to church in months": a habit over, by what it was
     re.compile(r"\bha(?:ve|s)(?:n't| not) (?:been (?:to |on |in )?)?(?P<old>[^,.;!?]+?) in (?:ages|months|years"
                r"|a (?:long )?while|forever)\b", re.I),
@@ -360,7 +360,7 @@ _ENDED = (
     re.compile(r"\blet\s+(?P<old>(?:my|our|the)\s+[^,.;!?]+?)\s+(?:go|lapse|expire|run out)\b", re.I),
     # "we lost our dog Rex", "sadly we lost Salt": over, by their name
     re.compile(r"\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|sadly|finally|recently|tragically)\s+)*lost\s+"
-               rf"(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s){_NOT_FOR_A_WHILE}", re.I),
+               rf"(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)(?![\w'-])(?<!'s){NOT_FOR_A_WHILE}", re.I),
     # "RIP Mochi": over, by their name
     re.compile(rf"^\W*(?:rip|r\.i\.p\.?|rest in peace)\s+(?:{_ONE_OF_THEIRS}\s+)?(?P<old>(?-i:[A-Z])[\w'-]+)", re.I),
     # "I used to live in Leeds", "used to be vegetarian", "we used to have a dog called Max": over, by its name
@@ -632,7 +632,16 @@ def cleaned(text: str) -> str:
     # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").
     text = _EMOJI_BETWEEN.sub(_between_words, text)
     kept = "".join(c for c in text if not _is_emoji(c))
+    kept = _NAME_THEN_WHO.sub(r"\g<whose> \g<who> \g<name> ", kept)
     return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
+
+
+# Someone named, then who they are between commas, then what they do: "Gerhard, my husband, has Alzheimer" is read
+# as "my husband Gerhard has Alzheimer" (cut at the commas, it wrote "Gerhard." and "The user's husband, has ...").
+_NAME_THEN_WHO = re.compile(
+    rf"(?:^|(?<=[.!?;]\s))(?P<name>(?-i:[A-Z])[{NAME_LETTERS}'-]+),\s+(?P<whose>my|our)\s+"
+    rf"(?P<who>(?:[\w-]+\s+)?(?:{alternatives({*RELATIVES, *PETS})})),\s+"
+    r"(?=(?:is|was|has|had|does|did|can|will|just|still|also|finally|recently|\w+s|\w+ed)\b)", re.I)
 
 
 # A quoted passage: opened after a space, colon or bracket, closed before a space or punctuation, so that the
@@ -683,7 +692,7 @@ _EMOJI_RUN = r"[^\w\s.,;:!?()'\"-]+"
 # ...before what starts a clause: a subject, a question, a capital ("upgraded 🙌 pixel 8 gang" goes on)
 _EMOJI_BETWEEN = re.compile(
     rf"(?<=\w)\s+(?:{_EMOJI_RUN}\s*)+(?=(?-i:[A-Z])|(?:(?:and|but|so)\s+)?(?:i|i'm|im|i've|we|we're|my|our|he|she"
-    r"|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
+    r"|his|her|their|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
     r"|please|thanks|thank|the|this|that|there|now|also|still|finally"
     # ...or a request ("...never around for our birthday 🙄 help me plan something")
     r"|help|tell|give|write|make|suggest|find|recommend|show|send|remind|check|plan)\b"
@@ -1050,7 +1059,8 @@ def complete(
         for piece, score in zip(found, scores, strict=True):
             if score < weights.veto_threshold:
                 for candidate in own:
-                    if _protected(candidate) or not _from_piece(candidate, piece, own):
+                    if (_protected(candidate) or (score > 0 and candidate.attribute in _SAID_IN_ITS_OWN_FORM)
+                            or not _from_piece(candidate, piece, own)):
                         continue
                     if candidate in kept:
                         kept.remove(candidate)
@@ -1269,6 +1279,12 @@ def _as_typed(text: str, content: str) -> str:
     return text
 
 
+# Slots whose rules read only the forms that say them ("I'm seeing someone", "I'm divorced"): a statement in those
+# words holds, however little the classifier hears in it (0.14 for "I'm seeing someone.", against 0.98 for "I'm
+# single"); a question or a supposition (probability 0) still says nothing.
+_SAID_IN_ITS_OWN_FORM = frozenset({"relationship_status"})
+
+
 def _protected(candidate: Candidate) -> bool:
     # A rule that read a change ("turned 30", "moved to Lyon") read its words, not a mood: news said with
     # "today" or "!!!" is what the classifier most often doubts.
@@ -1300,6 +1316,29 @@ def _key_words(piece: str) -> set[str]:
     return {w.lower() for i, w in enumerate(words)
             if w.lower() not in _PLAIN_WORDS and w.lower() != "i"
             and ((i and w[:1].isupper()) or any(c.isdigit() for c in w) or len(w) >= 6)}
+
+
+def _own_clause_apart(piece: str, own: list[Candidate], subject: str) -> tuple[str, str] | None:
+    """A piece that tells of one of the user's people, then of the user in a clause of their own that no rule read,
+    in two: "My husband is a firefighter and I teach third grade" -> ("My husband is a firefighter", "I teach third
+    grade"). (_covered counts only the longer words, so the rule's memory of the husband said the whole piece.) Not
+    a clause that says little without the rest ("... and I love it here"), nor one beside a fact of the user's own
+    ("I have diabetes so I'm always checking my levels"), which reads best whole."""
+    read = [c for c in own if _from_piece(c, piece, own)]
+    if not read or any(c.subject == subject for c in read):
+        return None
+    clauses = split_clauses(piece)
+    left = [clause for clause in clauses[1:] if _OWN_CLAUSE.match(clause) and not _POINTS_BACK.search(clause)
+            and not any(_from_piece(c, clause, own) for c in own)]
+    at = piece.find(left[0]) if len(left) == 1 else -1
+    if at <= 0:
+        return None
+    lead = _OWN_CLAUSE.match(left[0])
+    return piece[:at].rstrip(" ,;"), lead[1] + left[0][lead.end():]
+
+
+_OWN_CLAUSE = re.compile(r"(?:(?:and|but|so|plus|while)\s+)?((?:i|i'm|i've|im)\b)", re.I)
+_POINTS_BACK = re.compile(r"\b(?:it|its|it's|there|here|that|this|them|those|these|they|he|she|him|her|one)\b", re.I)
 
 
 def _covered(piece: str, own: list[Candidate], subject: str) -> bool:
@@ -1427,6 +1466,15 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     chosen = [(piece, "name" if introduced else kind) for piece, margin, kind in zip(found, margins, kinds, strict=True)
               if margin >= (-INTRODUCTION_MARGIN if (introduced := introduces_the_speaker(piece)) else bar(piece, kind))
               and not _covered(piece, own, subject)]
+    # The user's own clause beside what a rule read of one of their people, alone and in no slot (the family is the
+    # whole piece's), and what the rule did not read of the rest with its family: "My husband is a firefighter | and
+    # I teach third grade", "my boyfriend is a nurse and works nights | so I basically live alone".
+    for piece, margin, kind in zip(found, margins, kinds, strict=True):
+        if margin >= bar(piece, kind) and (apart := _own_clause_apart(piece, own, subject)):
+            rest, clause = apart
+            chosen = [c for c in chosen if c[0] != piece]
+            chosen += [(rest, kind)] if not _covered(rest, own, subject) else []
+            chosen.append((clause, ""))
     # A piece going on with "it", "they"... about what a kept piece said, which no name resolves ("I got a new
     # laptop, | it's a ThinkPad X1") is kept with it, however little it says alone: _told_once tells the two in
     # one memory, so it adds words to a memory and never a memory of its own.

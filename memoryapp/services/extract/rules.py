@@ -902,7 +902,9 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"I (?P<changed>got) (?P<value>married|engaged|divorced)\b", _relationship),
     # "I've been seeing someone": not whom the user is seeing tomorrow, nor a therapist
     (r"I (?:am|have been) (?:(?:also|kind of|kinda|sort of) )?(?P<value>(?:seeing|dating) (?:someone|somebody))"
-     r"(?: new)?(?:,? (?:now|lately|recently|at the moment|atm))?(?=\s*(?:[,;.!\u2013\u2014]|lol\b|haha|$))", _seeing),
+     r"(?: new)?(?:,? (?:now|lately|recently|at the moment|atm"
+     r"|for (?:a |about |almost |over )?(?:few |couple of |\w+ )?(?:weeks?|months?|years?)|since \w+))?"
+     r"(?=\s*(?:[,;.!\u2013\u2014]|lol\b|haha|$))", _seeing),
     (rf"I am (?:very |severely |deathly )?allergic to {_VALUE}", _allergy),
     (r"I have an? (?P<value>[\w ]+?) allergy\b", _allergy),
     (rf"I (?:have|was diagnosed with|suffer from) (?P<value>{alternatives(HEALTH_CONDITIONS)})\b", _health),
