@@ -23,10 +23,17 @@ from memoryapp.models import Episode, Memory, MemoryEvent, MemorySource, Organiz
 from memoryapp.selectors.questions import NAME_SLOTS, search_vector, search_vectors, subject_names
 from memoryapp.services import replacement
 from memoryapp.services.extract.base import Candidate, says_one_more, single_valued
-from memoryapp.services.extract.general import a_stay, someone_named_first, used_to
+from memoryapp.services.extract.general import DEATH, NOT_FOR_A_WHILE, a_stay, someone_named_first, used_to
 from memoryapp.services.extract.grammar import THE_USER, possessive, readable_name, sentence, stem
 from memoryapp.services.extract.lexicon import (
-    BLOOD_RELATIVES, FAMILY_MEMBERS, LANGUAGES, NAME_LETTERS, PETS, RELATIVES, alternatives,
+    BLOOD_RELATIVES,
+    FAMILY_MEMBERS,
+    LANGUAGES,
+    NAME_LETTERS,
+    PETS,
+    RELATIVES,
+    alternatives,
+    relative_key,
 )
 from memoryapp.services.gate import redact_labelled
 from memoryapp.services.judge import USER_PROVENANCE, Decision, judge, needs_history, negated
@@ -555,6 +562,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         related_close(draft=draft, changes=changes, message_changes=candidate.says_change,
                       heard=candidate.change_heard, said_at=candidate.valid_from, new_id=operations[0].memory_id,
                       actor=actor)
+    if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
+        # after related_close, which files the news in the slot of what it ended ("we lost nan": her health)
+        death_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     return operations
 
 
@@ -886,6 +896,41 @@ def later_state_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, ac
             memory_end(memory=memory, valid_to=said_at, actor=actor, reason="changed: a later state of it was said")
 
 
+# One of the user's people or animals died, said of them ("The user's dad died last week.", "The user's dog Rex was
+# put down.") or as the bereaved say it ("we lost nan on Tuesday", not "lost the dog in the park for an hour"); not
+# someone of theirs ("dad's best friend died"), nor a burial or a funeral, which others have too ("dad buried the
+# time capsule").
+_ONE_WHO_DIED = (r"(?:(?:old|late|little|big|baby|younger|older|beloved) )?"
+                 rf"(?P<who>{alternatives({*RELATIVES, *PETS})})(?: (?P<name>(?-i:[A-Z])[\w'-]+))?")
+_SAID_DIED = (
+    re.compile(rf"(?P<whose>[\w-]+)'s {_ONE_WHO_DIED}(?: (?:has|had|just|sadly|finally|recently|peacefully|was))* "
+               r"(?!buried|funeral)"
+               rf"(?:{DEATH}|put down|put to sleep)\b", re.I),  # "was put down": DEATH's has whom between
+    re.compile(rf"\blost (?:(?:the user's|their|our|my) )?{_ONE_WHO_DIED}\b(?!'s){NOT_FOR_A_WHILE}", re.I),
+)
+
+
+def death_close(*, draft: MemoryDraft, said_at: datetime, new_id: UUID, actor: ActorRef) -> None:
+    """The death of one of the user's people or animals ends what was current of them: "my dad died last week" ends
+    "The user's dad is 84 and the dementia is getting worse.", not their name, nor what is of the user ("The user's
+    dad lives with the user now." is of the dad: it ends). Told with a name, only the memories that say it ("our
+    dog Rex died" leaves the other dog's, and ends "Rex is 12 and has arthritis."). Only the user's own words get
+    here."""
+    died = next((found for said in _SAID_DIED if (found := said.search(draft.text))), None)
+    if draft.user is None or died is None or _SOMEONE_OF_THEIRS.fullmatch(died.groupdict().get("whose") or ""):
+        return  # not the user's own ("The user's dad's best friend died.")
+    owner, who, name = _subject_owner(draft.subject), died["who"].lower(), died["name"]
+    subject = f"{owner}'s {relative_key(PETS.get(who, who))}"
+    theirs = Q(subject=subject)
+    if name:
+        # what names them, in their subject or told of them by name ("Rex is 12 and has arthritis.")
+        theirs = Q(subject=subject, text__iregex=rf"\m{re.escape(name)}\M") | Q(subject=owner,
+                                                                               text__regex=rf"^{re.escape(name)}\M")
+    held = _held_when_said(draft, said_at, new_id).filter(theirs, kind=Memory.Kind.SEMANTIC)
+    for memory in held.exclude(attribute__in=NAME_SLOTS).defer(*VECTORS).distinct()[:PEOPLE_LOOKED_AT]:
+        memory_end(memory=memory, valid_to=said_at, actor=actor, reason="ended: they died")
+
+
 # What a standing instruction is about: a new one about the same thing ("answer in Portuguese" after "reply in
 # English", "more detail from now on" after "keep replies short") replaces the old one; others accumulate.
 INSTRUCTION_ASPECTS = {
@@ -1008,6 +1053,7 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, h
     beside = replacement_candidates(held, draft.embedding, message[1])
     who = user_display_name(draft.user)  # how texts call the user, looked up once for all that follows
     old = _person_named(current, draft, beside, message, who) if changes else None
+    likely_bar = None  # the bar `old` was chosen by when the replacement model chose it
     # Most change words say nothing alone ("just", "got", "since"): the new memory must say the change
     # itself, or the classifier hear one in the message (25 dev users of 15 facts lost 7 of their 375 facts
     # to changes without this rule; 1 with it, 3 since the classifier is heard too).
@@ -1027,15 +1073,22 @@ def related_close(*, draft: MemoryDraft, changes: bool, message_changes: bool, h
             others = _about_someone_else(candidates, draft, who)
             old = _replaced([memory for memory in candidates if memory.id not in others], draft, bar, beside, message,
                             who, clear_gap_suffices=not faint, kind_floor=FAINT_KIND_FLOOR if faint else 0.0)
+            likely_bar = bar
     if old is None or _relatives_name_said(old, draft) or _name_of_someone_not_spoken_of(old, draft):
         return
+    if old.subject == draft.subject != _subject_owner(draft.subject) and _OF_THEIR_PERSON.search(draft.text):
+        return  # news of someone of theirs, kept under them: "The user's dad's best friend died." ends none of dad's
     if old.subject != draft.subject and not _names_someone_of_theirs(draft.text, who):
         # the user's own news ends none of their people's values: "crochet is my new thing" and "my roommate Dev is a
         # chef" (the family model heard a job in both). Nothing ends: the next likeliest was measured against it.
         return
     reason = "changed: the user said something new about it"
     with_old = written_beside(old, said_now)
-    for memory in dict.fromkeys([old, *restatements(old, with_old, draft), *_said_alike(old, draft.text, with_old)]):
+    # What the same message said beside `old` and the change as likely replaces ends too: "I have tuberculosis,
+    # I'm in treatment for six months" when "the last sputum test was clean".
+    likely_too = _replaced_beside(old, with_old, draft, likely_bar, beside, message, who) if likely_bar else []
+    for memory in dict.fromkeys([old, *restatements(old, with_old, draft), *_said_alike(old, draft.text, with_old),
+                                 *likely_too]):
         memory_end(memory=memory, valid_to=said_at, actor=actor, reason=reason)
     _answers_in_place_of(old, new_id=new_id, draft=draft, who=who)
 
@@ -1161,7 +1214,9 @@ def _says_who(text: str, name: str) -> bool:
                           rf"(?:[\w']+\s+){{0,3}}?{said}\b", text, re.IGNORECASE))
 
 
-_PEOPLE_WORDS = alternatives({*RELATIVES, *FAMILY_MEMBERS, *PETS, "partner", "friend", "pet"})
+# The words for the user's people and animals.
+_PEOPLE_WORDS = alternatives({*RELATIVES, *FAMILY_MEMBERS, *PETS, "partner", "friend", "pet", "roommate", "flatmate",
+                              "housemate", "boss", "manager", "colleague", "coworker", "neighbour", "neighbor"})
 
 
 # Few memories are written beside a value from its message, and one of them saying it again is likely: a lower bar
@@ -1258,11 +1313,10 @@ def _names_besides_the_user(text: str, who: str) -> set[str]:
     return {word for word in _PERSON_NAME.findall(text) if word.lower() not in own}
 
 
-_PEOPLE_WORDS = "|".join(sorted({*RELATIVES, *FAMILY_MEMBERS, "friend", "roommate", "flatmate", "housemate", "boss",
-                                 "manager", "colleague", "coworker", "neighbour", "neighbor"}, key=len, reverse=True))
 
-
-_SOMEONE_OF_THEIRS = re.compile(rf"\b(?:{_PEOPLE_WORDS}|{alternatives(PETS)}|he|she|him|her|his|hers|kids?|children"
+# One of the user's people's own people or animals: "dad's best friend", "sister's new dog".
+_OF_THEIR_PERSON = re.compile(rf"\b(?:{_PEOPLE_WORDS})'s (?:[\w-]+ )?(?:{_PEOPLE_WORDS})\b", re.I)
+_SOMEONE_OF_THEIRS = re.compile(rf"\b(?:{_PEOPLE_WORDS}|he|she|him|her|his|hers|kids?|children"
                                 rf"|baby|babies|family|household)\b", re.I)
 
 
@@ -1384,6 +1438,29 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
     (services.replacement's "family agreement") the replaced memory needs (FAINT_KIND_FLOOR)."""
     if not candidates:
         return None
+    rows, likelihood = _replacement_likelihood(candidates, draft, beside, message, who)
+    best = replacement.most_likely_replaced(likelihood, bar, clear_gap_suffices=clear_gap_suffices)
+    return None if best is None or rows[best, FAMILY_AGREEMENT] < kind_floor else candidates[best]
+
+
+def _replaced_beside(old: Memory, with_old: list[Memory], draft: MemoryDraft, bar: float, beside: list[Memory],
+                     message: tuple[str, np.ndarray], who: str) -> list[Memory]:
+    """Of what was written beside `old` (`with_old`: written_beside), what the new memory replaces at least `bar`
+    likely too, measured as `old` was (_replaced). Not the names of the user's people: news of them leaves who
+    they are."""
+    owner = _subject_owner(old.subject)
+    ids = [memory.id for memory in with_old if memory.kind == Memory.Kind.SEMANTIC
+           and memory.attribute not in NAME_SLOTS and _subject_owner(memory.subject) == owner]
+    if not ids:
+        return []
+    with_old = list(Memory.objects.filter(id__in=ids))  # written_beside leaves the vectors out
+    _, likelihood = _replacement_likelihood(with_old, draft, beside, message, who)
+    return [memory for memory, likely in zip(with_old, likelihood, strict=True) if likely >= bar]
+
+
+def _replacement_likelihood(candidates: list[Memory], draft: MemoryDraft, beside: list[Memory],
+                            message: tuple[str, np.ndarray], who: str) -> tuple[np.ndarray, np.ndarray]:
+    """services.replacement's features and likelihood of each of `candidates` (see _replaced)."""
     allowed, looked_at = len(candidates), {memory.id for memory in candidates}
     candidates = [*candidates, *(memory for memory in beside if memory.id not in looked_at)]
     texts = [draft.text, *(memory.text for memory in candidates)]
@@ -1403,9 +1480,7 @@ def _replaced(candidates: list[Memory], draft: MemoryDraft, bar: float, beside: 
                    for memory in candidates)]
         vectors = embeddings.encode(texts)
     rows = replacement_rows(texts, vectors, candidates, message)
-    likelihood = replacement.probabilities(rows)[:allowed]
-    best = replacement.most_likely_replaced(likelihood, bar, clear_gap_suffices=clear_gap_suffices)
-    return None if best is None or rows[best, FAMILY_AGREEMENT] < kind_floor else candidates[best]
+    return rows[:allowed], replacement.probabilities(rows)[:allowed]
 
 
 def replacement_rows(texts: list[str], vectors: np.ndarray, candidates: list[Memory],

@@ -37,6 +37,50 @@ def test_the_death_of_someone_named_is_news_that_ends_what_they_had(acme, death)
     assert holds(texts, "dachshund Pretzel"), texts  # who Pretzel was, as the ended memory said
 
 
+@pytest.mark.parametrize(("before", "death", "gone", "kept"), [
+    ("My dad lives with us now, he's 84 and the dementia is getting worse.", "my dad died last week, peaceful at "
+     "the end", ("dementia",), ()),
+    ("my nan is in hospital with pneumonia, she's 91", "we lost nan on Tuesday", ("pneumonia",), ()),
+    ("We have two dogs, Rex and Luna. Rex is 12 and has arthritis. Luna is 3 and loves the beach.",
+     "our dog Rex was put down yesterday, he was 12", ("arthritis",), ("Luna", "beach")),
+])
+def test_a_death_ends_all_that_was_current_of_the_one_who_died(acme, before, death, gone, kept):
+    """Before, the death ended one memory of them at most: "The user's dad is 84 and the dementia is getting worse."
+    stayed current after "my dad died", for an agent to ask after."""
+    texts = told_in_turn(make_user(acme, "ruth"), before, death)
+    assert not holds(texts, *gone), texts
+    assert not kept or holds(texts, *kept), texts
+
+
+@pytest.mark.parametrize("news", ["My dad's best friend died last week.",
+                                  "My dad buried the time capsule at his old school last week.",
+                                  "We lost the dog in the park for an hour yesterday, found him by the pond."])
+def test_no_death_of_theirs_ends_what_holds_of_them(acme, news):
+    texts = told_in_turn(make_user(acme, "ruth"), "My dad has a bad back and plays golf every Sunday. Our dog is "
+                                                  "a greyhound that sleeps all day.", news)
+    assert holds(texts, "golf") and holds(texts, "greyhound"), texts
+
+
+def test_what_the_message_said_beside_the_replaced_value_ends_too_when_as_likely_replaced(acme):
+    """ "I have hepatitis, I'm in treatment for three months" is two memories; the news ended the first and left the
+    treatment current for ever."""
+    texts = told_in_turn(make_user(acme, "ines"), "I have hepatitis, I'm in treatment for three months",
+                         "the last liver test was clean and the doctor discharged me, I can finally drink a glass of "
+                         "wine again")
+    assert not holds(texts, "hepatitis") and not holds(texts, "treatment"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("I'm a nurse and I live in Leeds with my two cats", "we moved to York last month, the new flat is lovely",
+     ("nurse",)),
+    ("I work as a chef at a hotel, and I play the guitar in a band on weekends",
+     "I left the hotel and now I'm a sous chef at a small bistro", ("guitar",)),
+])
+def test_what_the_message_said_beside_the_replaced_value_of_another_kind_stays(acme, before, after, kept):
+    texts = told_in_turn(make_user(acme, "ines"), before, after)
+    assert holds(texts, *kept), texts
+
+
 def test_a_name_said_later_in_the_news_is_described_as_the_ended_memory_did(acme):
     """ "We gave Clementine to my cousin" names Clementine mid-sentence, beside another of the user's people."""
     ruth = make_user(acme, "ruth")
