@@ -264,6 +264,7 @@ def _words_of_ending(text: str) -> set[str]:
 _SAYS_OVER = re.compile(r"\b(?:no longer|not|never|anymore|any more|quit|left|stopped|gave up|given up|sold|split"
                         r"|broke up|divorced|died|passed away|ended|last day|cancell?ed|moved out|retired from"
                         r"|passed(?= (?:in|on|over|last|this|yesterday)\b)|rehome|rehomed|got rid of"
+                        r"|stepped (?:back|down|away) from|dropped out"
                         # a plan that did not happen: "the user scrapped the Portland plan", "the Calgary job fell
                         # through", "the Lima trip's off"
                         r"|scrapped|fell through|called off|(?:is|'s|are) off)\b"
