@@ -632,16 +632,7 @@ def cleaned(text: str) -> str:
     # need changes?"), unless it stands for the verb after a subject ("I ❤️ Lisbon").
     text = _EMOJI_BETWEEN.sub(_between_words, text)
     kept = "".join(c for c in text if not _is_emoji(c))
-    kept = _NAME_THEN_WHO.sub(r"\g<whose> \g<who> \g<name> ", kept)
     return _UNCONTRACTED.sub(lambda m: _APOSTROPHE[m[0].lower()], " ".join(kept.split()))
-
-
-# Someone named, then who they are between commas, then what they do: "Gerhard, my husband, has Alzheimer" is read
-# as "my husband Gerhard has Alzheimer" (cut at the commas, it wrote "Gerhard." and "The user's husband, has ...").
-_NAME_THEN_WHO = re.compile(
-    rf"(?:^|(?<=[.!?;]\s))(?P<name>(?-i:[A-Z])[{NAME_LETTERS}'-]+),\s+(?P<whose>my|our)\s+"
-    rf"(?P<who>(?:[\w-]+\s+)?(?:{alternatives({*RELATIVES, *PETS})})),\s+"
-    r"(?=(?:is|was|has|had|does|did|can|will|just|still|also|finally|recently|\w+s|\w+ed)\b)", re.I)
 
 
 # A quoted passage: opened after a space, colon or bracket, closed before a space or punctuation, so that the
