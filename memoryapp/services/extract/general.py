@@ -118,8 +118,8 @@ _REPLACEMENT = (r"switched|swapped|replaced|instead|quit|gave up|given up|droppe
 # What the person who died had or did ends with them ("Mochi passed in the spring", not "passed my test").
 # ...and a pet's end as owners say it ("we had to put Rufus down", "crossed the rainbow bridge").
 DEATH = (r"died|passed away|passed(?=\s+(?:in|on|last|this|yesterday|away)\b|\s*[,.;!]|\s*$)|buried|funeral"
-          r"|put (?:\w+ ){1,2}down(?=\s+(?:in|on|last|this|yesterday|today|and|after|because)\b|\s*[,.;!]|\s*$)"
-          r"|put (?:\w+ ){1,2}to sleep(?=.*\b(?:vet|had to|old|sick|ill)\b)|rainbow bridge")
+         r"|put (?:\w+ ){1,2}down(?=\s+(?:in|on|last|this|yesterday|today|and|after|because)\b|\s*[,.;!]|\s*$)"
+         r"|put (?:\w+ ){1,2}to sleep(?=.*\b(?:vet|had to|old|sick|ill)\b)|rainbow bridge")
 _CHANGE = re.compile(rf"\b(?:{_REPLACEMENT}|now|these days|nowadays|turned|new|started|joined|became|got|finally"
                      rf"|just|as of|anymore|hit|promoted|graduated|transferred|outgr[eo]wn?|handed in"
                      rf"|since|{DEATH})\b", re.I)
@@ -226,7 +226,7 @@ _ONE_OF_THEIRS = rf"(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATI
 _SOMEONE_LOST = rf"(?:{_ONE_OF_THEIRS}(?![\w'-])|(?-i:[A-Z])[\w'-]+(?![\w'-])(?<!'s))"
 # ...lost for good, not for a while ("lost Bella in the shop for five minutes", "lost Max at the park, found him")
 NOT_FOR_A_WHILE = (r"(?![^.;!?]*\b(?:for (?:a |an |\d+ |a few |five |ten |twenty )?(?:minutes?|mins?|seconds?"
-                    r"|hours?|bit|while|moment)|found (?:him|her|them|it)|turned up|came back|showed up)\b)")
+                   r"|hours?|bit|while|moment)|found (?:him|her|them|it)|turned up|came back|showed up)\b)")
 # The death of one of the user's people or animals, told by name or by who they were ("Biscuit passed away
 # peacefully this morning", "Grandad died in his sleep", "our old cat Tiger died"): news that holds for good, which
 # the classifier, hearing "this morning" and grief, takes for passing (margins -0.65 to -0.01), is durable whatever
@@ -683,7 +683,8 @@ _EMOJI_RUN = r"[^\w\s.,;:!?()'\"-]+"
 # ...before what starts a clause: a subject, a question, a capital ("upgraded 🙌 pixel 8 gang" goes on)
 _EMOJI_BETWEEN = re.compile(
     rf"(?<=\w)\s+(?:{_EMOJI_RUN}\s*)+(?=(?-i:[A-Z])|(?:(?:and|but|so)\s+)?(?:i|i'm|im|i've|we|we're|my|our|he|she"
-    r"|his|her|their|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would|will|pls"
+    r"|his|her|their|they|it|it's|what|how|why|where|when|who|any|anyone|is|are|do|does|did|can|could|should|would"
+    r"|will|pls"
     r"|please|thanks|thank|the|this|that|there|now|also|still|finally"
     # ...or a request ("...never around for our birthday 🙄 help me plan something")
     r"|help|tell|give|write|make|suggest|find|recommend|show|send|remind|check|plan)\b"
