@@ -540,7 +540,8 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         ended_close(ends=candidate.ends, draft=draft, said_at=candidate.valid_from, new_id=written, actor=actor)
     # a new memory, beside its slot's old value or in its place ("graduated, now working as a paralegal" replaces
     # the job "a student" and ends "studies at King's College" as a later state)
-    if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
+    holds_from_now = users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None
+    if holds_from_now:
         later_state_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
         taste_turned_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
         if draft.attribute == "instruction":
@@ -562,7 +563,7 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
         related_close(draft=draft, changes=changes, message_changes=candidate.says_change,
                       heard=candidate.change_heard, said_at=candidate.valid_from, new_id=operations[0].memory_id,
                       actor=actor)
-    if users_own and decision.op in (Op.ADD, Op.SUPERSEDE) and decision.until is None:
+    if holds_from_now:
         # after related_close, which files the news in the slot of what it ended ("we lost nan": her health)
         death_close(draft=draft, said_at=candidate.valid_from, new_id=operations[0].memory_id, actor=actor)
     return operations
