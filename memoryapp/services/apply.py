@@ -557,8 +557,9 @@ def candidate_apply(*, candidate: Candidate, draft: MemoryDraft, actor: ActorRef
                                  who=user_display_name(draft.user))
     # A plain statement in a one-value slot met its slot's "none" in the judge ("I don't have a car").
     changes = candidate.relation == "change" or candidate.says_change
-    says = (changes or candidate.change_heard >= FAINT_CHANGE_HEARD
-            or (candidate.relation == "state" and candidate.cardinality == "multi"))
+    # (a plain statement may still end a "none" of another slot: "I'm in my first year of a degree" in the education
+    # slot ends "The user doesn't have a degree.", kept in the degree slot)
+    says = changes or candidate.change_heard >= FAINT_CHANGE_HEARD or candidate.relation == "state"
     if users_own and says and decision.op == Op.ADD and decision.until is None:
         related_close(draft=draft, changes=changes, message_changes=candidate.says_change,
                       heard=candidate.change_heard, said_at=candidate.valid_from, new_id=operations[0].memory_id,
@@ -801,6 +802,7 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\b(?:works? (?:at|for|in)|working (?:at|for)|employed (?:at|by)|(?:job|position|role) (?:at|with)|works as)\b"
      r"(?! (?:home|weekends?|nights?|the weekend)\b)",
      r"\b(?:(?:made|been made|got made|was made) redundant|laid off|lost (?:their|his|her|my) job"
+     r"|(?:handed|put|gave|turned) in (?:their|his|her) notice|resigned(?! (?:themselves|himself|herself)\b| to\b)"
      r"|(?:got|was|been|getting) (?:fired|sacked|let go)|unemployed|out of work|between jobs|job[- ]hunting)\b",
      None, False),
     # living with parents, then in a home of one's own
@@ -1000,9 +1002,10 @@ _SAYS_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|these days|nowad
                           r"|handed in (?:my|our|their|his|her) notice"
                           r"|changed (?:my|our|their) (?:minds?|majors?|courses?|names?))\b",
                           re.I)
-# "I've never had a pet", "I don't have any allergies", "I don't really exercise": a statement that the
-# subject has none of a kind, which any later statement of that kind ends, said with a change word or not.
-_NONE_OF_A_KIND = (r"\m(never|no longer)\M"
+# "I've never had a pet", "I don't have any allergies", "I don't really exercise", "I have no health problems": a
+# statement that the subject has none of a kind, which any later statement of that kind ends, said with a change
+# word or not.
+_NONE_OF_A_KIND = (r"\m(never|no longer)\M|\m(has|have|had) no\M"
                    r"|\m(no|not|n't|dont|don't|doesn't|haven't|hasn't)\M.*\m(any|a|an|really|ever|at all)\M")
 _SPEAKS_OF_A_NAME = re.compile(r"\b(?:names?|named|called|calls|surname|maiden|goes by|go by|going by)\b", re.I)
 _NO_NEW_NAME = re.compile(r"\b(?:maiden|former|old|previous|birth) (?:sur|last )?name (?:was|is)\b|\bn[ée]e\b"
@@ -1343,9 +1346,16 @@ def _kind_of_none(text: str) -> str | None:
     clause = re.split(r"[,;:.!?]|\s(?:but|because|so|since|as)\s", text[negation.start():], maxsplit=1)[0]
     words = [word for word in _VALUE_WORD.findall(clause.lower())
              if word not in _NOT_CONTENT and word not in _NO_KIND and not _NEGATION.fullmatch(word)]
+    if len(words) > 1 and words[-1] in _GENERIC_KINDS:
+        # "has no health problems", "no back issues": health, back; "no chronic conditions": health
+        return "health" if words[-2] in _OF_HEALTH else words[-2]
     return words[-1] if words else None
 
 
+# Words that name a kind only with the word before them: "no health problems", "no back issues"...
+_GENERIC_KINDS = frozenset({"problem", "problems", "issue", "issues", "condition", "conditions", "trouble"})
+# ...which, when it only says how serious or how known, is their health.
+_OF_HEALTH = frozenset({"medical", "chronic", "serious", "major", "underlying", "known", "ongoing"})
 # Words that end a negative statement without naming its kind: "doesn't drink alcohol at all" is about alcohol,
 # and "moved all my accounts" is no news of it.
 _NO_KIND = frozenset({"all", "any", "anymore", "more", "ever", "either", "yet", "really", "whatsoever", "much", "now",

@@ -193,13 +193,46 @@ def test_a_relative_moving_out_of_their_own_place_is_still_their_news(acme):
     assert not Memory.objects.filter(user=user, subject="ines", attribute="home_life").exists()
 
 
-@pytest.mark.parametrize("first_days", ["Survived my first day at KPMG!",
-                                        "first week at KPMG done, the canteen is so much better"])
-def test_the_first_days_at_a_new_employer_end_the_old_one(acme, first_days):
+@pytest.mark.parametrize(("first_days", "employer"), [
+    ("Survived my first day at KPMG!", "KPMG"),
+    ("first week at KPMG done, the canteen is so much better", "KPMG"),
+    # just under the durable bar alone (the sore feet of a day): news of a start all the same
+    ("first shift at Boots done, my feet are killing me", "Boots"),
+])
+def test_the_first_days_at_a_new_employer_end_the_old_one(acme, first_days, employer):
     """The family model hears a job in "my first day at KPMG"; it is where the user works now."""
     texts = told_in_turn(make_user(acme, "dana"), "I work at Deloitte as an auditor.", first_days)
     assert not holds(texts, "Deloitte"), texts
-    assert holds(texts, "KPMG"), texts
+    assert holds(texts, employer), texts
+
+
+def test_a_first_day_still_to_come_ends_no_employer_yet(acme):
+    texts = told_in_turn(make_user(acme, "dana"), "I work at Deloitte as an auditor.",
+                         "first day at KPMG tomorrow, so nervous")
+    assert holds(texts, "Deloitte"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "gone"), [
+    ("I work as an accountant at a small firm in Leeds.", "handed in my notice today, going to travel for a year",
+     ("accountant",)),
+    ("I'm a receptionist at a dental practice.", "I've put in my notice at the practice, last day is the 30th",
+     ("receptionist",)),
+    ("I'm a chef at a hotel restaurant.", "resigned yesterday!! starting my own food truck next month", ("chef",)),
+    ("I'm a cashier at Tesco.", "gave my two weeks notice at Tesco this morning", ("cashier",)),
+])
+def test_leaving_a_job_by_ones_own_word_ends_it(acme, before, after, gone):
+    """The classifier heard the day in "handed in my notice today" and wrote nothing, or an appointment in "last day
+    is the 30th"; the job stayed current."""
+    texts = told_in_turn(make_user(acme, "omar"), before, after)
+    assert not holds(texts, *gone), texts
+    assert holds(texts, "notice") or holds(texts, "resigned"), texts
+
+
+@pytest.mark.parametrize("after", ["I've resigned myself to another year of this job",
+                                   "I resigned from the allotment committee, too much drama"])
+def test_resigning_oneself_or_a_seat_on_a_committee_leaves_the_job(acme, after):
+    texts = told_in_turn(make_user(acme, "omar"), "I work for the council as a planning officer.", after)
+    assert holds(texts, "planning officer") or holds(texts, "council"), texts
 
 
 def test_the_users_own_news_ends_none_of_their_peoples_values(acme):
@@ -213,3 +246,22 @@ def test_the_users_own_news_ends_none_of_their_peoples_values(acme):
     assert holds(texts, "Dev", "chef"), texts
     assert holds(texts, "crochet"), texts
     assert not holds(texts, "obsessed", "sourdough"), texts
+
+
+@pytest.mark.parametrize(("none", "then"), [
+    # the news is kept in another slot than the "none" (education, not degree)
+    ("I don't have a degree.", "I'm in my first year of a part-time history degree with the OU"),
+    # "no health problems": a kind named by the word before "problems"
+    ("I have no health problems.", "I was diagnosed with asthma last week."),
+    ("I'm generally healthy, no chronic conditions.", "I was diagnosed with type 2 diabetes last week."),
+])
+def test_a_statement_of_none_ends_when_one_of_its_kind_is_said(acme, none, then):
+    texts = told_in_turn(make_user(acme, "lena"), none, then)
+    none_said = ("no health", "no chronic", "doesn't have a degree")
+    assert not any(said in text for text in texts for said in none_said), texts
+
+
+def test_none_of_another_kind_stays(acme):
+    texts = told_in_turn(make_user(acme, "lena"), "I have no money problems at all.",
+                         "I have a problem with my knee, it clicks when I run.")
+    assert holds(texts, "no money problems"), texts

@@ -78,6 +78,17 @@ _PARTNER_WORDS = re.compile(r"\b(?:partner|wife|husband|hubby|wifey|spouse|boyfr
 _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
 _FIRST_DAYS_AT = re.compile(r"\bfirst (?:day|week|month|shift|fortnight)s?\b[^.,;!?]*?\b(?:at|with|for)\s+(?-i:[A-Z])",
                             re.I)
+# Leaving one's job by one's own word ("handed in my notice today", "resigned yesterday!!"): life news, however
+# much the classifier hears the day in it; not "resigned myself to it", nor a seat on a board or a committee.
+_LEFT_WORK = re.compile(r"\b(?:(?:handed|put|gave|turned) in (?:my|our|his|her|their) notice"
+                        r"|gave (?:my|our|his|her|their) (?:two weeks'? )?notice"
+                        r"|resigned\b(?! (?:myself|ourselves|themselves)\b| to\b"
+                        r"| (?:from|as) (?:the |my |our |a )?(?:[\w'-]+ )?(?:board|committee|council|club|team|pta"
+                        r"|trustees?|governors?|chair|treasurer|secretary|captain)\b))", re.I)
+# Accepting what holds ("I've resigned myself to another year of this job", "made peace with my bad knee"): it goes
+# on, so the words are kept beside it, never in its place.
+_ACCEPTED = re.compile(r"\b(?:resigned (?:myself|ourselves) to|made (?:my |our )?peace with"
+                       r"|(?:come|came|coming) to terms with|learn(?:ed|t|ing) to live with)\b", re.I)
 _ON_THE_SIDE = re.compile(r"\b(?:on (?:the )?weekends?|part[- ]time|on the side|side (?:job|gig|hustle)"
                           r"|extra (?:cash|money)|volunteer\w*)\b", re.I)
 SINGLE_VALUED_GENERAL = frozenset(attribute for attribute, single in SLOTS.values() if single)
@@ -1439,12 +1450,14 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # "now" in a message the classifier hears a change in ("Done with that, now I'm hooked on The Bear",
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str, kind: str) -> float:
-        if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece) or _ABSTINENCE.search(piece)) \
-                and not _MAKE_BELIEVE.match(episode.content):
+        if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece) or _ABSTINENCE.search(piece)
+                or _LEFT_WORK.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
         if _FAN.search(piece) or _HABIT.search(piece) or _IDENTITY.search(piece):
             return -FORM_MARGIN
-        if _CHANGE_PIECE.search(piece) or (_ARRIVED.search(piece) and kind in _THINGS_KEPT):
+        if (_CHANGE_PIECE.search(piece) or (_ARRIVED.search(piece) and kind in _THINGS_KEPT)
+                or (_FIRST_DAYS_AT.search(piece) and kind in _WORK_SLOTS
+                    and not _plan_ends(piece, episode.occurred_at))):  # not "first day at Barclays tomorrow"
             return -CHANGE_PIECE_MARGIN
         return -CHANGE_MARGIN if _STRONG_CHANGE.search(piece) or (heard and _NOW_PIECE.search(piece)) else 0.0
 
@@ -1516,6 +1529,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(said, text, subject=subject, who=who)
+        if about == subject and _LEFT_WORK.search(said):
+            # "put in my notice, last day is the 30th", "handed in my notice, going travelling": the job it ends,
+            # whatever else the message is about (no plan nor appointment)
+            kind = "job"
+            attribute, single = SLOTS[kind]
         if about not in (None, subject) and not _OWNED.match(said):
             # "Grandpa turned 89": the user's grandpa (a relative said as a name is a word after "my")
             text = third_person(without_old(f"my {said[:1].lower()}{said[1:]}"), who)
@@ -1536,6 +1554,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
         if attribute in _PARTNER_SLOTS and not _PARTNER_WORDS.search(episode.content):
             attribute = ""  # "I'm Mia, I'm a pharmacist in Leeds" tells of no partner, whatever the classifier heard
+        if _ACCEPTED.search(said):
+            attribute = ""
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute in _WORK_SLOTS and _FIRST_DAYS_AT.search(said):
