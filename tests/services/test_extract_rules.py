@@ -297,6 +297,17 @@ def test_a_birthday_just_had_says_the_age(message, age):
     assert (only(message).attribute, only(message).value) == ("age", age)
 
 
+@pytest.mark.parametrize(("message", "age"), [
+    ("30th birthday yesterday and the kids made me breakfast in bed", ["30"]),
+    ("40th bday today, feeling ancient", ["40"]),
+    # someone else's party, or as often a baby's first
+    ("30th birthday party tonight at Jess's, what do I wear", []),
+    ("1st birthday today!! cake everywhere", []),
+])
+def test_a_birthday_said_by_its_number_and_a_day_gone_by_is_the_speakers_age(message, age):
+    assert [c.value for c in extract(message) if c.attribute == "age"] == age
+
+
 def test_a_birthday_still_to_come_says_no_age_yet():
     assert [c for c in extract("my 18th birthday is next month") if c.attribute == "age"] == []
 

@@ -893,6 +893,10 @@ _RULE_TABLE: list[tuple[str, Rule]] = [
     (r"(?:I |we )?(?:celebrated|celebrating|survived|enjoyed|spent) my (?P<value>\d{1,3})(?:st|nd|rd|th)"
      r"(?: (?:birthday|bday))?(?=\s*(?:$|[,.;:!?]|(?:with|at|in|on|yesterday|today|last|this|by|and|but|lol)\b))",
      _age),
+    # "30th birthday yesterday and the kids made me breakfast": the speaker's, said by its number and a day gone by
+    # (an adult's: a "1st birthday" opening a message is as often the baby's; not "30th birthday party tonight")
+    (r"(?:(?:had|celebrated) (?:a |my )?)?(?P<value>1[3-9]|[2-9]\d|1[01]\d)(?:st|nd|rd|th) (?:birthday|bday)"
+     r"(?: (?:was|is))? (?:yesterday|today|last night|over the weekend)\b", _age),  # not "on saturday": to come?
     # "42 today, feeling old": a birthday said by the age alone (an age: not "2 today")
     (r"(?:I am )?(?P<value>1[3-9]|[2-9]\d|1[01]\d)(?: years old)? (?P<changed>today)"
      r"(?=\s*(?:$|[,.;:!?]|(?:and|so|lol|haha|omg|woo+|yay|feeling)\b))", _age),
