@@ -686,7 +686,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     # studies, in a graduation (or in leaving them)
     (r"\b(?:(?:a|an) (?:\w+ )?(?:student|undergrad\w*|postgrad\w*)|stud(?:ies|ying)\b"
      r"|in (?:their|his|her) (?:first|second|third|final|last|\w+th) year)",
-     r"\b(?:graduated|graduating|dropped out|qualified (?:as|in)"
+     r"\b(?:graduated|graduating|dropped out|qualified (?:as|in)|passed (?:their|his|her) (?:phd |final )?viva"
+     r"|defended (?:their|his|her) (?:\w+ )?(?:thesis|dissertation)"
      r"|(?:finished|completed|done with|left) (?:(?:their|his|her|the) (?:degree|studies|course|phd|masters|uni"
      r"|university)|uni|university|college))\b"
      r"(?! (?:early|late|at|to|for|around|about|before|after (?:class|lunch|work))\b)",  # not "left uni early today"
@@ -725,7 +726,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
      r"\b(?:engaged|proposed|popped the question|fianc[ée]e?)\b", None, False),
     # a doctorate or a degree under way, in its end ("passed their viva", "handed in their thesis")
     (r"\b(?:doing|studying for|working on|writing up|in the middle of) (?:a|an|their|his|her) (?:\w+ )?(?:phd|doctorate"
-     r"|dphil|masters|master's|mba|degree|dissertation|thesis)\b",
+     r"|dphil|masters|master's|mba|degree|dissertation|thesis)\b"
+     r"|\b(?:a|an) (?:[\w-]+ )?(?:phd|doctoral|dphil|masters|master's) (?:student|candidate|researcher)\b",
      r"\b(?:passed (?:their|his|her|the) (?:viva|defen[cs]e|finals)|defended (?:their|his|her) (?:thesis|dissertation)"
      r"|(?:got|earned|was awarded|received) (?:their|his|her) (?:phd|doctorate|masters|degree)|graduated"
      r"|dropped out|(?:officially )?dr\.? [A-Z]\w+)", None, False),

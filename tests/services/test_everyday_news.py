@@ -265,3 +265,17 @@ def test_none_of_another_kind_stays(acme):
     texts = told_in_turn(make_user(acme, "lena"), "I have no money problems at all.",
                          "I have a problem with my knee, it clicks when I run.")
     assert holds(texts, "no money problems"), texts
+
+
+@pytest.mark.parametrize(("before", "after", "gone"), [
+    ("I'm a PhD student in chemistry at Bristol.", "passed my viva today, minor corrections!!",
+     [("PhD student",), ("studies", "Bristol")]),
+    ("I'm a third-year doctoral candidate in sociology.", "I defended my dissertation today!",
+     [("doctoral candidate",)]),
+])
+def test_a_doctorate_finished_ends_the_studies(acme, before, after, gone):
+    """The classifier heard the day in "I defended my dissertation today!" and wrote nothing; "passed my viva" was an
+    appointment, and ended no PhD student."""
+    texts = told_in_turn(make_user(acme, "wen"), before, after)
+    assert not any(holds(texts, *words) for words in gone), texts
+    assert holds(texts, "viva") or holds(texts, "defended"), texts

@@ -85,6 +85,12 @@ _LEFT_WORK = re.compile(r"\b(?:(?:handed|put|gave|turned) in (?:my|our|his|her|t
                         r"|resigned\b(?! (?:myself|ourselves|themselves)\b| to\b"
                         r"| (?:from|as) (?:the |my |our |a )?(?:[\w'-]+ )?(?:board|committee|council|club|team|pta"
                         r"|trustees?|governors?|chair|treasurer|secretary|captain)\b))", re.I)
+# ...and a doctorate or a master's finished ("passed my viva today!!", "defended my thesis yesterday"), which the
+# family model hears as anything from an appointment to music.
+_DEGREE_DONE = re.compile(r"\b(?:passed (?:my|our|his|her|their|the) (?:phd |final )?viva"
+                          r"|defended (?:my|his|her|their) (?:phd |doctoral |masters? )?(?:thesis|dissertation)"
+                          r"|(?:got|earned|was awarded|been awarded) (?:my|his|her|their) (?:phd|doctorate|dphil))\b",
+                          re.I)
 # Accepting what holds ("I've resigned myself to another year of this job", "made peace with my bad knee"): it goes
 # on, so the words are kept beside it, never in its place.
 _ACCEPTED = re.compile(r"\b(?:resigned (?:myself|ourselves) to|made (?:my |our )?peace with"
@@ -1451,7 +1457,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # "it's all romcoms now"), which alone is as often a mood ("now I'm confused").
     def bar(piece: str, kind: str) -> float:
         if (_SOMEONES_DEATH.search(piece) or _ALL_CLEAR.search(piece) or _ABSTINENCE.search(piece)
-                or _LEFT_WORK.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
+                or _LEFT_WORK.search(piece) or _DEGREE_DONE.search(piece)) and not _MAKE_BELIEVE.match(episode.content):
             return -1.0  # any margin: probabilities run from 0 to 1
         if _FAN.search(piece) or _HABIT.search(piece) or _IDENTITY.search(piece):
             return -FORM_MARGIN
@@ -1529,10 +1535,10 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(said, text, subject=subject, who=who)
-        if about == subject and _LEFT_WORK.search(said):
+        if about == subject and (_LEFT_WORK.search(said) or _DEGREE_DONE.search(said)):
             # "put in my notice, last day is the 30th", "handed in my notice, going travelling": the job it ends,
-            # whatever else the message is about (no plan nor appointment)
-            kind = "job"
+            # whatever else the message is about (no plan nor appointment); "passed my viva": the degree
+            kind = "job" if _LEFT_WORK.search(said) else "degree"
             attribute, single = SLOTS[kind]
         if about not in (None, subject) and not _OWNED.match(said):
             # "Grandpa turned 89": the user's grandpa (a relative said as a name is a word after "my")
