@@ -1141,8 +1141,10 @@ def _answers_in_place_of(old: Memory, *, new_id: UUID, draft: MemoryDraft, who: 
         changed.update(text=text, embedding=embeddings.encode_one(text))
         if old.subject.startswith(f"{draft.subject}'s ") and text.lower().startswith(possessive(who).lower()):
             changed["subject"] = old.subject  # "Chloe's just moved back to Perth to be closer to us."
-    # a name says who someone is, never what the news is about
-    if old.attribute not in ("", *NAME_SLOTS, draft.attribute) and not single_valued(draft.attribute):
+    # a name says who someone is, never what the news is about; and a slot of someone else's is none of the news'
+    # subject's ("Sam and I ended things" ends "The user's girlfriend Sam lives in Bristol.": no home of the user)
+    if (old.attribute not in ("", *NAME_SLOTS, draft.attribute) and not single_valued(draft.attribute)
+            and changed.get("subject", draft.subject) == old.subject):
         changed["attribute"] = old.attribute
     if not changed:
         return

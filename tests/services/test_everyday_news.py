@@ -279,3 +279,14 @@ def test_a_doctorate_finished_ends_the_studies(acme, before, after, gone):
     texts = told_in_turn(make_user(acme, "wen"), before, after)
     assert not any(holds(texts, *words) for words in gone), texts
     assert holds(texts, "viva") or holds(texts, "defended"), texts
+
+
+def test_a_partnership_ended_is_no_value_of_another_slot(acme):
+    """"ended things" beside "long distance" ended "The user's girlfriend Sam lives in Bristol." and took its slot,
+    under the user: it answered "where do I live?"."""
+    user = make_user(acme, "kit")
+    texts = told_in_turn(user, "My girlfriend Sam lives in Bristol.",
+                         "Sam and I ended things in the summer, long distance was too much")
+    assert not holds(texts, "Sam", "Bristol"), texts
+    assert holds(texts, "ended things"), texts
+    assert not Memory.objects.filter(user=user, subject="kit", attribute="city").exists()

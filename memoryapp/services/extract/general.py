@@ -75,6 +75,10 @@ _PARTNER_WORDS = re.compile(r"\b(?:partner|wife|husband|hubby|wifey|spouse|boyfr
                             r"|other half|missus|married|marry|marrying|wedding|engaged|dating|date|dated|seeing"
                             r"|together|relationship|single|divorced?|separated|widow(?:ed|er)?|ex|couple|love|split|splitting"
                             r"|broke up|break up|breaking up|breakup|been with|moved in)\b", re.I)
+# ...and a partnership ended, whatever else the message names ("Sam and I ended things, long distance was too
+# much" is no home): news of the partner, never a value of another of the user's slots.
+_PARTED = re.compile(r"\b(?:broke up|split up|separated|divorced|called it quits|called it a day|ended things"
+                     r"|(?:went|gone|going|go) (?:our|their) separate ways|parted ways)\b", re.I)
 _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
 _FIRST_DAYS_AT = re.compile(r"\bfirst (?:day|week|month|shift|fortnight)s?\b[^.,;!?]*?\b(?:at|with|for)\s+(?-i:[A-Z])",
                             re.I)
@@ -1558,6 +1562,8 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             attribute = ""  # the rules already fill this slot from this message: keep the words beside it
         if attribute in _NAMED_SLOTS and not _names_something(piece):
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
+        if about == subject and attribute not in _PARTNER_SLOTS and _PARTED.search(said):
+            attribute = ""
         if attribute in _PARTNER_SLOTS and not _PARTNER_WORDS.search(episode.content):
             attribute = ""  # "I'm Mia, I'm a pharmacist in Leeds" tells of no partner, whatever the classifier heard
         if _ACCEPTED.search(said):
