@@ -290,3 +290,14 @@ def test_a_partnership_ended_is_no_value_of_another_slot(acme):
     assert not holds(texts, "Sam", "Bristol"), texts
     assert holds(texts, "ended things"), texts
     assert not Memory.objects.filter(user=user, subject="kit", attribute="city").exists()
+
+
+@pytest.mark.parametrize("first", ["I live in Leeds and my girlfriend Sam lives in Bristol.",
+                                   "My girlfriend Sam lives in Bristol and I live in Leeds."])
+def test_the_users_own_clause_beside_their_partners_outlives_the_partnership(acme, first):
+    """The user's home was worded with the whole sentence ("The user lives in Leeds and their girlfriend Sam lives in
+    Bristol."), so the break-up that ended the girlfriend's home ended the user's."""
+    texts = told_in_turn(make_user(acme, "kit"), first, "Sam and I ended things in the summer, long distance was too "
+                                                        "much")
+    assert holds(texts, "Leeds"), texts
+    assert not holds(texts, "Bristol"), texts

@@ -1194,21 +1194,31 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
     named = {stem(word) for c in rules if c.attribute == "name" for word in re.findall(r"[\w']+", c.value.lower())}
 
     def content(candidate: Candidate) -> set[str]:
-        return {stem(w) for w in re.findall(r"[\w']+", candidate.text.lower())} - _FUNCTION_WORDS - named - {"user"}
+        return ({stem(w.removesuffix("'s").rstrip("'")) for w in re.findall(r"[\w']+", candidate.text.lower())}
+                - _FUNCTION_WORDS - named - {"user"})
 
     worded: dict[int, Candidate] = {}  # rule candidate's index -> the general candidate that words it
+    told_apart: set[int] = set()  # general candidates the rules tell, each clause in its own memory
     for fuller in general:
         if fuller.attribute and single_valued(fuller.attribute):
             continue  # a value of its own slot, which a change of it must find there
         words = content(fuller)
+        beside = [rule for rule in rules if rule.episode_index == fuller.episode_index and rule.attribute
+                  and rule.kind == "semantic" and all(_said(word, words) for word in content(rule) - _TASTE_VERBS)]
+        if len({rule.subject for rule in beside}) > 1 and all(
+                _said(word, set().union(*(content(rule) for rule in beside))) for word in words):
+            # "I live in Leeds and my girlfriend Sam lives in Bristol": one memory each, never the user's home in
+            # words that end with the girlfriend's
+            told_apart.add(id(fuller))
+            continue
         said = [i for i, rule in enumerate(rules) if rule.episode_index == fuller.episode_index
                 and rule.subject == fuller.subject and rule.attribute and rule.kind == "semantic"
                 and all(_said(word, words) for word in content(rule) - _TASTE_VERBS)]
         if len(said) == 1 and said[0] not in worded:
             worded[said[0]] = fuller
-    if not worded:
+    if not worded and not told_apart:
         return rules, general
-    dropped = {id(candidate) for candidate in worded.values()}
+    dropped = {id(candidate) for candidate in worded.values()} | told_apart
     return ([replace(rule, text=worded[i].text) if i in worded else rule for i, rule in enumerate(rules)],
             [candidate for candidate in general if id(candidate) not in dropped])
 
