@@ -301,3 +301,17 @@ def test_the_users_own_clause_beside_their_partners_outlives_the_partnership(acm
                                                         "much")
     assert holds(texts, "Leeds"), texts
     assert not holds(texts, "Bristol"), texts
+
+
+@pytest.mark.parametrize(("before", "given", "gone", "slot"), [
+    ("My phone is an old iPhone 8.", "my son gave me his old Pixel 7 when he upgraded, so that's my phone now",
+     "iPhone", "phone"),
+    ("I drive a Ford Focus.", "my dad gave me his Volvo when he stopped driving", "Focus", "car"),
+])
+def test_a_thing_someone_gave_the_user_is_the_users(acme, before, given, gone, slot):
+    """Filed as the son's phone, the Pixel left the user's iPhone current: "what phone do I have?" said the iPhone."""
+    user = make_user(acme, "ada")
+    texts = told_in_turn(user, before, given)
+    assert not holds(texts, gone), texts
+    assert Memory.objects.filter(user=user, subject="ada", attribute=slot, valid_to__isnull=True,
+                                 text__icontains="gave").exists(), texts

@@ -241,6 +241,9 @@ _SAYS_NOTHING = re.compile(r"\W*(?:i'm|i am|im|we're|we are)\s+(?:(?:so|just|tot
 _ARRIVED = re.compile(r"^\W*(?:my|our)\s+new\s+(?:[\w'-]+\s+){1,3}(?:has\s+)?(?:arrived|turned up|got delivered"
                       r"|was delivered|is here)\b", re.I)
 _THINGS_KEPT = frozenset({"phone", "car", "devices", "possessions"})
+# ...or by who gave it ("my dad gave me his Volvo", "work got me a MacBook"), an animal too ("mum bought me a puppy")
+_GIVEN_ME = re.compile(r"\b(?:gave|given|got|bought|handed|passed|left|gifted|lent) me\b", re.I)
+_THINGS_GIVEN = _THINGS_KEPT | {"pets"}
 # One of the user's people or animals by who they are ("my nan", "our old cat")...
 _ONE_OF_THEIRS = rf"(?:my|our)\s+(?:[\w'-]+\s+){{0,2}}?(?:{alternatives({*RELATIVES, *PETS})})"
 # ...and, lost, by who they were or by a name alone.
@@ -1562,6 +1565,9 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if about not in (None, subject) and _IN_OR_OUT_OF_THE_HOME.search(said):
             # "my boyfriend moved in with me": who lives with the user, whoever moved ("who do I live with?")
             about, attribute = subject, "home_life"
+        if about not in (None, subject) and kind in _THINGS_GIVEN and _GIVEN_ME.search(said):
+            # "my son gave me his old Pixel 7": what the user has now, whoever it came from ("what phone do I have?")
+            about = subject
         if attribute == "pregnancy" and (about or "").partition("'s ")[2] in _CHILDREN and _BORN.search(said):
             # "Our son Arlo was born on the 3rd": news of the user's children ("do I have kids?"), not a pregnancy of
             # the son's; it still ends the user's pregnancy (services.apply.LATER_STATES)
