@@ -1114,3 +1114,13 @@ def test_cutting_down_is_news_said_without_its_i(send):
 ])
 def test_he_or_she_after_the_one_relative_the_speaker_named_is_that_relative(said, last_piece):
     assert general.resolved_pieces(general.pieces(said))[-1] == last_piece
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("said", "nothing"), [
+    ("Honestly, my mum, she drives me mad", "The user's mum."),
+    ("the test was positive!!! 8 weeks, we're telling the parents this weekend", "8 weeks."),
+])
+def test_a_piece_that_only_names_someone_or_a_stretch_of_time_is_no_memory(said, nothing):
+    found = [c.text for c in RulesExtractor().extract([EpisodeInput(said, WHEN, "user")], subject="u_1")]
+    assert nothing not in found, found

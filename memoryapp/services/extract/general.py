@@ -234,8 +234,12 @@ _CHANGE_PIECE = re.compile(
     re.I,
 )
 # How the speaker is, said alone ("deleted all the dating apps, | I'm done"): "The user is done." tells nothing.
-_SAYS_NOTHING = re.compile(r"\W*(?:i'm|i am|im|we're|we are)\s+(?:(?:so|just|totally|officially|finally)\s+)?"
-                           r"(?:done|over it|finished|good|fine|ok|okay|sorted|ready|back|here)\W*", re.I)
+# ...and a piece that only names someone ("Honestly, my mum, | she drives me mad") or only a stretch of time ("the test
+# was positive!!! | 8 weeks"): "The user's mum." and "8 weeks." tell nothing either.
+_SAYS_NOTHING = re.compile(r"\W*(?:(?:i'm|i am|im|we're|we are)\s+(?:(?:so|just|totally|officially|finally)\s+)?"
+                           r"(?:done|over it|finished|good|fine|ok|okay|sorted|ready|back|here)"
+                           rf"|(?:my|our)\s+(?:[\w'-]+\s+)?(?:{alternatives({*RELATIVES, *PETS})})"
+                           r"|(?:about\s+)?\d+\s*(?:days?|weeks?|months?|years?))\W*", re.I)
 # A new thing the user keeps, told by its arrival ("My new iPhone 15 arrived this morning"; not a new book, a family of
 # its own): news of what they have now, which the classifier hears as the day's event.
 _ARRIVED = re.compile(r"^\W*(?:my|our)\s+new\s+(?:[\w'-]+\s+){1,3}(?:has\s+)?(?:arrived|turned up|got delivered"
