@@ -1124,3 +1124,12 @@ def test_he_or_she_after_the_one_relative_the_speaker_named_is_that_relative(sai
 def test_a_piece_that_only_names_someone_or_a_stretch_of_time_is_no_memory(said, nothing):
     found = [c.text for c in RulesExtractor().extract([EpisodeInput(said, WHEN, "user")], subject="u_1")]
     assert nothing not in found, found
+
+
+@pytest.mark.django_db
+def test_a_fragment_without_a_verb_is_told_with_the_piece_before_it():
+    """"officially our son" was kept alone ("Officially the user's son.") and the news it completes was dropped as a
+    passing moment ("this morning!!!")."""
+    said = "the adoption order for Kai came through this morning!!! officially our son"
+    found = [c.text for c in RulesExtractor().extract([EpisodeInput(said, WHEN, "user")], subject="u_1")]
+    assert len(found) == 1 and "adoption order for Kai" in found[0] and "son" in found[0], found

@@ -1239,7 +1239,8 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
       questions about what holds now;
     - a piece that goes on with "it", "they", "that"... no earlier piece resolved ("asthma nurse gave me a new
       inhaler, it's a purple Seretide one", "two boys, Sam and Leo, they're 8 and 5") is told with the piece said
-      before it: alone it said nothing of what it was about ("The user said: it's a purple Seretide one.")."""
+      before it: alone it said nothing of what it was about ("The user said: it's a purple Seretide one."); so is a
+      fragment without a verb ("officially our son")."""
     told: dict[int, list[Candidate]] = {}  # the host candidate's id -> the candidates it now tells
     everything = rules + general
     found = {index: pieces(episodes[index].content) for index in {c.episode_index for c in everything}}
@@ -1256,7 +1257,8 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
         said_before = sorted(own, key=lambda c: said_at[id(c)][0])
         for at, piece in enumerate(said_before):
             taken = any(piece in parts for parts in told.values())
-            if at and not taken and piece in general and _GOES_ON.match(_unsaid(piece.text, who)):
+            unsaid = _unsaid(piece.text, who)
+            if at and not taken and piece in general and (_GOES_ON.match(unsaid) or _FRAGMENT.fullmatch(unsaid)):
                 # told with the fullest memory of the piece before ("wife Carmen adores sunflowers", not the
                 # "wife's name is Carmen" read from the same words)
                 earlier = [c for c in said_before[:at] if said_at[id(c)][0] < said_at[id(piece)][0]]
@@ -1288,6 +1290,10 @@ def _unsaid(text: str, who: str) -> str:
 
 # A piece that goes on with what was said before it, naming it no more than this
 # (a "he" or "she" after a piece about one person is that person already: _continued)
+# A piece of a few words that names and does not tell: "officially our son", "finally homeowners" (not a fact said
+# as a fragment on purpose: "Vegetarian.", "two kids, | both teens").
+_FRAGMENT = re.compile(r"\W*(?:(?:officially|finally|now|also)\s+(?:(?:my|our|the|a|an)\s+)?|(?:my|our|the|a|an)\s+)"
+                       r"(?:[\w'-]+\s+)?[\w'-]+\W*", re.I)
 _GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|their|that|that's|thats|this|these|those|he|he's|hes|his"
                       r"|she|she's|shes|her)\b", re.I)
 
@@ -1516,9 +1522,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
                 and not any(piece == c[0] for c in chosen) and not _covered(piece, own, subject)):
             chosen.append((piece, kind))
     # ...and, the other way, the piece such a kept piece goes on from, when that one is near the bar ("Chopped all
-    # my hair off, | it's a pixie cut now"): alone, the "it" says nothing of what it is about.
+    # my hair off, | it's a pixie cut now"): alone, the "it" says nothing of what it is about; nor does a fragment
+    # without a verb ("the adoption order for Kai came through!!! | officially our son").
     for before, piece, margin, kind in zip(found[:-1], found[1:], margins[:-1], kinds[:-1], strict=True):
-        if (any(piece == c[0] for c in chosen) and _GOES_ON.match(piece) and continued.get(piece, piece) == piece
+        if (any(piece == c[0] for c in chosen) and (_GOES_ON.match(piece) or _FRAGMENT.fullmatch(piece))
+                and continued.get(piece, piece) == piece
                 and not any(before == c[0] for c in chosen) and margin > -CHANGE_MARGIN
                 and not _covered(before, own, subject)):
             chosen.append((before, kind))
