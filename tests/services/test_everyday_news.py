@@ -111,6 +111,8 @@ def test_a_birthday_said_by_its_number_is_the_user_s_age(acme):
     ("I'm a Celtics fan.", ("Celtics",)),
     ("I make pasta from scratch every Sunday.", ("pasta",)),
     ("we swim at the lido twice a week", ("lido",)),
+    # the time first
+    ("Every morning it's a 40-minute bus ride to the depot, so I read on the way.", ("bus", "depot")),
 ])
 def test_a_habit_or_a_team_followed_is_a_memory(acme, message, words):
     user = make_user(acme, "ted")
@@ -118,7 +120,8 @@ def test_a_habit_or_a_team_followed_is_a_memory(acme, message, words):
     assert holds(current_texts(user), *words), current_texts(user)
 
 
-@pytest.mark.parametrize("message", ["I've had a migraine every day this week.", "I was up every night."])
+@pytest.mark.parametrize("message", ["I've had a migraine every day this week.", "I was up every night.",
+                                     "every day this week it's been raining"])
 def test_a_passing_run_of_days_is_no_habit(acme, message):
     user = make_user(acme, "ted")
     tell(user, message, "2025-02-01", "s")

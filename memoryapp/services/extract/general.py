@@ -300,7 +300,11 @@ _HABIT = re.compile(
     r".*\b(?:(?:every|each)\s+(?:other\s+)?(?:day|morning|afternoon|evening|night|week|weekend|month|year|summer|winter"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?:on|at)\s+(?:weekends|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
-    r"|(?:once|twice|three times|four times|\d+ times)\s+a\s+(?:day|week|month|year))\b", re.I)
+    r"|(?:once|twice|three times|four times|\d+ times)\s+a\s+(?:day|week|month|year))\b"
+    # ...or the time first: "Every morning it's a 40-minute bus ride to the depot", "every sunday we ring my mum"
+    r"|^(?:every|each)\s+(?:single\s+)?(?:day|morning|afternoon|evening|night|weekday|weekend|week|monday|tuesday"
+    r"|wednesday|thursday|friday|saturday|sunday)\s*,?\s+(?:it's|it is|its|i|we)\b"
+    r"(?!.*\b(?:this|last|next)\s+(?:week|month|year|weekend)\b)", re.I)
 # Time kept off a habit ("three months smoke free today!", "a year sober", "100 days alcohol-free"): what holds now,
 # however much its "today" sounds like a mood to the classifier.
 _ABSTINENCE = re.compile(r"\b(?:days?|weeks?|months?|years?)\s+(?:(?:smoke|alcohol|booze|drink|nicotine|vape|sugar"
