@@ -214,6 +214,9 @@ def test_a_change_of_name_ends_the_old_name_and_not_a_name_beside_it(acme):
     ("my name is Zhang Wei", "Since the citizenship ceremony my legal name is Kevin Zhang, it is on the passport.",
      "Kevin Zhang"),
     ("Hi, I'm Laura Smith.", "I got married last month and I'm Laura Jones now.", "Laura Jones"),
+    # a name slot's memory is never worded by a piece that only says "name" ("... took my wife's last name")
+    ("My name is Hannah Kowal.", "I got married in May and took my wife's last name, so it's Hannah Reyes now.",
+     "Hannah Reyes"),
 ])
 def test_a_name_said_in_a_change_of_name_is_the_users_name_from_then_on(acme, old, change, new):
     """Before, the old name ended and no memory held the new one: texts went on calling the user by the old."""

@@ -1204,8 +1204,11 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
     # Valparaíso." when the message gave the name the general path did not yet know
     named = {stem(word) for c in rules if c.attribute == "name" for word in re.findall(r"[\w']+", c.value.lower())}
 
-    def content(candidate: Candidate) -> set[str]:
-        return ({stem(w.removesuffix("'s").rstrip("'")) for w in re.findall(r"[\w']+", candidate.text.lower())}
+    def content(candidate: Candidate, *, of_anyone: bool = False) -> set[str]:
+        """`of_anyone`: without the possessive ("girlfriend" of "the user's girlfriend"; a rule's "The user's name is
+        ..." is worded by no text that does not say the user's)."""
+        words = re.findall(r"[\w']+", candidate.text.lower())
+        return ({stem(w.removesuffix("'s").rstrip("'") if of_anyone else w) for w in words}
                 - _FUNCTION_WORDS - named - {"user"})
 
     worded: dict[int, Candidate] = {}  # rule candidate's index -> the general candidate that words it
@@ -1213,11 +1216,12 @@ def _rules_worded_in_full(rules: list[Candidate], general: list[Candidate]) -> t
     for fuller in general:
         if fuller.attribute and single_valued(fuller.attribute):
             continue  # a value of its own slot, which a change of it must find there
-        words = content(fuller)
+        words, plain = content(fuller), content(fuller, of_anyone=True)
         beside = [rule for rule in rules if rule.episode_index == fuller.episode_index and rule.attribute
-                  and rule.kind == "semantic" and all(_said(word, words) for word in content(rule) - _TASTE_VERBS)]
+                  and rule.kind == "semantic"
+                  and all(_said(word, plain) for word in content(rule, of_anyone=True) - _TASTE_VERBS)]
         if len({rule.subject for rule in beside}) > 1 and all(
-                _said(word, set().union(*(content(rule) for rule in beside))) for word in words):
+                _said(word, set().union(*(content(rule, of_anyone=True) for rule in beside))) for word in plain):
             # "I live in Leeds and my girlfriend Sam lives in Bristol": one memory each, never the user's home in
             # words that end with the girlfriend's
             told_apart.add(id(fuller))
