@@ -1298,12 +1298,12 @@ def _unsaid(text: str, who: str) -> str:
 
 # A piece that goes on with what was said before it, naming it no more than this
 # (a "he" or "she" after a piece about one person is that person already: _continued)
+_GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|their|that|that's|thats|this|these|those|he|he's|hes|his"
+                      r"|she|she's|shes|her)\b", re.I)
 # A piece of a few words that names and does not tell: "officially our son", "finally homeowners" (not a fact said
 # as a fragment on purpose: "Vegetarian.", "two kids, | both teens").
 _FRAGMENT = re.compile(r"\W*(?:(?:officially|finally|now|also)\s+(?:(?:my|our|the|a|an)\s+)?|(?:my|our|the|a|an)\s+)"
                        r"(?:[\w'-]+\s+)?[\w'-]+\W*", re.I)
-_GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|their|that|that's|thats|this|these|those|he|he's|hes|his"
-                      r"|she|she's|shes|her)\b", re.I)
 
 
 def _piece_of(text: str, found: list[str]) -> int:
@@ -1572,10 +1572,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
             continue
         attribute, single = SLOTS.get(kind, (kind, False))
         about = _about(said, text, subject=subject, who=who)
-        if about == subject and (_LEFT_WORK.search(said) or _DEGREE_DONE.search(said)):
+        ended_kind = "job" if _LEFT_WORK.search(said) else "degree" if _DEGREE_DONE.search(said) else None
+        if about == subject and ended_kind:
             # "put in my notice, last day is the 30th", "handed in my notice, going travelling": the job it ends,
             # whatever else the message is about (no plan nor appointment); "passed my viva": the degree
-            kind = "job" if _LEFT_WORK.search(said) else "degree"
+            kind = ended_kind
             attribute, single = SLOTS[kind]
         if about not in (None, subject) and not _OWNED.match(said):
             # "Grandpa turned 89": the user's grandpa (a relative said as a name is a word after "my")
@@ -1599,11 +1600,11 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
         if attribute in _NAMED_SLOTS and not _names_something(piece):
             attribute = ""  # "I've moved like 9 times": no place to put in the city slot
         if about == subject and attribute not in _PARTNER_SLOTS and _PARTED.search(said):
-            attribute = ""
+            attribute = ""  # "Sam and I ended things, long distance was too much": no home
         if attribute in _PARTNER_SLOTS and not _PARTNER_WORDS.search(episode.content):
             attribute = ""  # "I'm Mia, I'm a pharmacist in Leeds" tells of no partner, whatever the classifier heard
         if _ACCEPTED.search(said):
-            attribute = ""
+            attribute = ""  # "resigned myself to another year of this job": beside the job, never its value
         if attribute in _WORK_SLOTS and _ON_THE_SIDE.search(piece):
             attribute = ""  # "I deliver for Deliveroo on weekends": beside the job, not instead of it
         if attribute in _WORK_SLOTS and _FIRST_DAYS_AT.search(said):
