@@ -804,7 +804,8 @@ LATER_STATES = tuple((re.compile(earlier, re.I), re.compile(later, re.I), said_o
     (r"\b(?:works? (?:at|for|in)|working (?:at|for)|employed (?:at|by)|(?:job|position|role) (?:at|with)|works as)\b"
      r"(?! (?:home|weekends?|nights?|the weekend)\b)",
      r"\b(?:(?:made|been made|got made|was made) redundant|laid off|lost (?:their|his|her|my) job"
-     r"|(?:handed|put|gave|turned) in (?:their|his|her) notice|resigned(?! (?:themselves|himself|herself)\b| to\b)"
+     # the user's own notice ("their"): "Chloe handed in her notice" is news of a colleague, no end of the user's job
+     r"|(?:handed|put|gave|turned) in their notice"
      r"|(?:got|was|been|getting) (?:fired|sacked|let go)|unemployed|out of work|between jobs|job[- ]hunting)\b",
      None, False),
     # living with parents, then in a home of one's own

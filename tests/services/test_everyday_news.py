@@ -232,7 +232,10 @@ def test_leaving_a_job_by_ones_own_word_ends_it(acme, before, after, gone):
 
 
 @pytest.mark.parametrize("after", ["I've resigned myself to another year of this job",
-                                   "I resigned from the allotment committee, too much drama"])
+                                   "I resigned from the allotment committee, too much drama",
+                                   # someone else's notice
+                                   "Chloe handed in her notice and my new shift partner is a bloke called Brendan",
+                                   "Chloe resigned, so it's just me and Brendan on nights now"])
 def test_resigning_oneself_or_a_seat_on_a_committee_leaves_the_job(acme, after):
     texts = told_in_turn(make_user(acme, "omar"), "I work for the council as a planning officer.", after)
     assert holds(texts, "planning officer") or holds(texts, "council"), texts

@@ -83,12 +83,13 @@ _WORK_SLOTS = frozenset({"job", "employer", "workplace"})
 _FIRST_DAYS_AT = re.compile(r"\bfirst (?:day|week|month|shift|fortnight)s?\b[^.,;!?]*?\b(?:at|with|for)\s+(?-i:[A-Z])",
                             re.I)
 # Leaving one's job by one's own word ("handed in my notice today", "resigned yesterday!!"): life news, however
-# much the classifier hears the day in it; not "resigned myself to it", nor a seat on a board or a committee.
-_LEFT_WORK = re.compile(r"\b(?:(?:handed|put|gave|turned) in (?:my|our|his|her|their) notice"
-                        r"|gave (?:my|our|his|her|their) (?:two weeks'? )?notice"
-                        r"|resigned\b(?! (?:myself|ourselves|themselves)\b| to\b"
+# much the classifier hears the day in it; not "resigned myself to it", nor a seat on a board or a committee, nor
+# someone else's ("Chloe handed in her notice").
+_LEFT_WORK = re.compile(r"\b(?:handed|put|gave|turned) in (?:my|our) notice|\bgave (?:my|our) (?:two weeks'? )?notice"
+                        r"|(?:^\W*|\bi\s+|\bi've\s+|\bi have\s+)(?:(?:just|finally|officially|already)\s+)?"
+                        r"resigned\b(?! (?:myself|ourselves|themselves)\b| to\b"
                         r"| (?:from|as) (?:the |my |our |a )?(?:[\w'-]+ )?(?:board|committee|council|club|team|pta"
-                        r"|trustees?|governors?|chair|treasurer|secretary|captain)\b))", re.I)
+                        r"|trustees?|governors?|chair|treasurer|secretary|captain)\b)", re.I)
 # ...and a doctorate or a master's finished ("passed my viva today!!", "defended my thesis yesterday"), which the
 # family model hears as anything from an appointment to music.
 _DEGREE_DONE = re.compile(r"\b(?:passed (?:my|our|his|her|their|the) (?:phd |final )?viva"
