@@ -1266,8 +1266,7 @@ def _told_once(rules: list[Candidate], general: list[Candidate], episodes: list[
         said_before = sorted(own, key=lambda c: said_at[id(c)][0])
         for at, piece in enumerate(said_before):
             taken = any(piece in parts for parts in told.values())
-            unsaid = _unsaid(piece.text, who)
-            if at and not taken and piece in general and (_GOES_ON.match(unsaid) or _FRAGMENT.fullmatch(unsaid)):
+            if at and not taken and piece in general and _goes_with_the_one_before(_unsaid(piece.text, who)):
                 # told with the fullest memory of the piece before ("wife Carmen adores sunflowers", not the
                 # "wife's name is Carmen" read from the same words)
                 earlier = [c for c in said_before[:at] if said_at[id(c)][0] < said_at[id(piece)][0]]
@@ -1305,6 +1304,12 @@ _GOES_ON = re.compile(r"(?:it|it's|its|they|they're|theyre|their|that|that's|tha
 # as a fragment on purpose: "Vegetarian.", "two kids, | both teens").
 _FRAGMENT = re.compile(r"\W*(?:(?:officially|finally|now|also)\s+(?:(?:my|our|the|a|an)\s+)?|(?:my|our|the|a|an)\s+)"
                        r"(?:[\w'-]+\s+)?[\w'-]+\W*", re.I)
+
+
+def _goes_with_the_one_before(piece: str) -> bool:
+    """Whether a piece says nothing of what it is about without the piece before it: it goes on with "it", "they"...
+    or is a fragment without a verb."""
+    return bool(_GOES_ON.match(piece) or _FRAGMENT.fullmatch(piece))
 
 
 def _piece_of(text: str, found: list[str]) -> int:
@@ -1534,7 +1539,7 @@ def _general(index, episode, found, margins, kinds, own, *, subject, who, heard:
     # my hair off, | it's a pixie cut now"): alone, the "it" says nothing of what it is about; nor does a fragment
     # without a verb ("the adoption order for Kai came through!!! | officially our son").
     for before, piece, margin, kind in zip(found[:-1], found[1:], margins[:-1], kinds[:-1], strict=True):
-        if (any(piece == c[0] for c in chosen) and (_GOES_ON.match(piece) or _FRAGMENT.fullmatch(piece))
+        if (any(piece == c[0] for c in chosen) and _goes_with_the_one_before(piece)
                 and continued.get(piece, piece) == piece
                 and not any(before == c[0] for c in chosen) and margin > -CHANGE_MARGIN
                 and not _covered(before, own, subject)):
